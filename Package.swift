@@ -1,0 +1,54 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "skipbackup",
+  products: [
+    .library(name: "SkipBackup", targets: ["SkipBackup"]),
+    .executable(name: "skipbackup", targets: ["skipbackup"]),
+  ],
+  dependencies: [
+    // FilePath, FileDescriptor and Errno: byte-exact paths and errno values.
+    .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    // The command-line interface of the skipbackup tool.
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    // `swift package generate-documentation` for the DocC catalog.
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+  ],
+  targets: [
+    // The C boundary: <sys/xattr.h>, libattr, and shims for what Swift cannot call.
+    .target(
+      name: "CXattr",
+      linkerSettings: [.linkedLibrary("attr")]
+    ),
+    // Attributes, mechanisms and the tree walk, with no Foundation, so that the
+    // tool starts as fast as a C program.
+    .target(
+      name: "SkipBackupCore",
+      dependencies: [
+        "CXattr",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]
+    ),
+    // The library people import: the core plus Apple's API on URL and FilePath.
+    .target(
+      name: "SkipBackup",
+      dependencies: ["SkipBackupCore"]
+    ),
+    .executableTarget(
+      name: "skipbackup",
+      dependencies: [
+        "SkipBackupCore",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .testTarget(
+      name: "SkipBackupTests",
+      dependencies: ["SkipBackup"]
+    ),
+    .testTarget(
+      name: "skipbackupTests",
+      dependencies: ["SkipBackup"]
+    ),
+  ]
+)

@@ -1,0 +1,56 @@
+// The C boundary of SkipBackup: the headers Swift imports, and shims for the
+// few calls Swift cannot reach directly. Every shim says why it exists.
+#ifndef CXATTR_H
+#define CXATTR_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/stat.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+// libattr (Debian libattr1-dev): attr_copy_fd and attr_copy_file copy every
+// extended attribute of one file to another, honouring /etc/xattr.conf.
+#include <attr/libattr.h>
+
+// The flags of the *xattrat calls, for Swift, which cannot see the macros.
+#define CXATTR_AT_FDCWD AT_FDCWD
+#define CXATTR_AT_SYMLINK_NOFOLLOW AT_SYMLINK_NOFOLLOW
+// AT_EMPTY_PATH is declared only under _GNU_SOURCE; this is its Linux value.
+#define CXATTR_AT_EMPTY_PATH 0x1000
+
+// Linux 6.13's getxattrat, setxattrat, listxattrat and removexattrat: glibc
+// 2.36 declares none of them, and Swift cannot call the variadic syscall(2).
+// They return -1 with errno ENOSYS on older kernels.
+ssize_t cxattr_getxattrat(int dirfd, const char *path, unsigned int at_flags,
+                          const char *name, void *value, size_t size);
+int cxattr_setxattrat(int dirfd, const char *path, unsigned int at_flags,
+                      const char *name, const void *value, size_t size, int flags);
+ssize_t cxattr_listxattrat(int dirfd, const char *path, unsigned int at_flags,
+                           char *list, size_t size);
+int cxattr_removexattrat(int dirfd, const char *path, unsigned int at_flags,
+                         const char *name);
+
+// getdents64(2): glibc declares it only under _GNU_SOURCE, which Swift's
+// Glibc module does not define.
+ssize_t cxattr_getdents64(int fd, void *buffer, size_t size);
+
+// statx(2) likewise needs _GNU_SOURCE; the walk reads the nodump attribute
+// from it without opening the file.
+int cxattr_statx(int dirfd, const char *path, int flags, unsigned int mask,
+                 struct statx *buffer);
+
+// ioctl(2) is variadic. FS_IOC_GETFLAGS and FS_IOC_SETFLAGS read and write
+// an int, whatever the macros' declared type says.
+int cxattr_get_inode_flags(int fd, int *flags);
+int cxattr_set_inode_flags(int fd, const int *flags);
+
+// open(2) and openat(2) are variadic; the mode is only read with O_CREAT or
+// O_TMPFILE.
+int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode);
+
+#endif

@@ -1,0 +1,70 @@
+#define _GNU_SOURCE
+#include "CXattr.h"
+
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+// The *xattrat system call numbers are the same on every architecture that
+// uses the generic table (x86_64 and aarch64 among them).
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_getxattrat
+#define __NR_getxattrat 464
+#endif
+#ifndef __NR_listxattrat
+#define __NR_listxattrat 465
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+
+// struct xattr_args from <linux/xattr.h> (Linux 6.13); Debian 12's headers
+// predate it.
+struct cxattr_xattr_args {
+  uint64_t value;
+  uint32_t size;
+  uint32_t flags;
+};
+
+ssize_t cxattr_getxattrat(int dirfd, const char *path, unsigned int at_flags,
+                          const char *name, void *value, size_t size) {
+  struct cxattr_xattr_args args = {(uint64_t)(uintptr_t)value, (uint32_t)size, 0};
+  return syscall(__NR_getxattrat, dirfd, path, at_flags, name, &args, sizeof args);
+}
+
+int cxattr_setxattrat(int dirfd, const char *path, unsigned int at_flags,
+                      const char *name, const void *value, size_t size, int flags) {
+  struct cxattr_xattr_args args = {(uint64_t)(uintptr_t)value, (uint32_t)size,
+                                   (uint32_t)flags};
+  return (int)syscall(__NR_setxattrat, dirfd, path, at_flags, name, &args, sizeof args);
+}
+
+ssize_t cxattr_listxattrat(int dirfd, const char *path, unsigned int at_flags,
+                           char *list, size_t size) {
+  return syscall(__NR_listxattrat, dirfd, path, at_flags, list, size);
+}
+
+int cxattr_removexattrat(int dirfd, const char *path, unsigned int at_flags,
+                         const char *name) {
+  return (int)syscall(__NR_removexattrat, dirfd, path, at_flags, name);
+}
+
+ssize_t cxattr_getdents64(int fd, void *buffer, size_t size) {
+  return getdents64(fd, buffer, size);
+}
+
+int cxattr_statx(int dirfd, const char *path, int flags, unsigned int mask,
+                 struct statx *buffer) {
+  return (int)syscall(SYS_statx, dirfd, path, flags, mask, buffer);
+}
+
+int cxattr_get_inode_flags(int fd, int *flags) { return ioctl(fd, FS_IOC_GETFLAGS, flags); }
+
+int cxattr_set_inode_flags(int fd, const int *flags) {
+  return ioctl(fd, FS_IOC_SETFLAGS, flags);
+}
+
+int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode) {
+  return openat(dirfd, path, flags, mode);
+}

@@ -1,0 +1,285 @@
+import CXattr
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The extended attributes of one item: get, set, remove and list.
+///
+/// A missing attribute reads as `nil`, not as an error. Interrupted calls are
+/// retried, and so is a read whose value grew between asking its size and
+/// reading it (`ERANGE`). Every other failure throws a ``SkipBackupError``
+/// naming the call, the path and the attribute.
+///
+///     let attributes = ExtendedAttributes(of: FileItem(path: "notes.txt"))
+///     try attributes.setValue([1], of: "user.com.apple.MobileBackup")
+///     try attributes.value(of: "user.com.apple.MobileBackup")  // [1]
+public struct ExtendedAttributes: Sendable {
+  /// The item whose attributes these are.
+  public let item: FileItem
+
+  public init(of item: FileItem) {
+    self.item = item
+  }
+
+  /// How ``setValue(_:of:mode:)`` treats an attribute that exists, or does not.
+  public enum SetMode: Sendable {
+    /// Create the attribute, or replace its value.
+    case createOrReplace
+    /// Create the attribute; fail with `EEXIST` when it exists.
+    case create
+    /// Replace the value; fail with `ENODATA` when the attribute does not exist.
+    case replace
+
+    fileprivate var flags: CInt {
+      switch self {
+      case .createOrReplace: 0
+      case .create: CInt(XATTR_CREATE)
+      case .replace: CInt(XATTR_REPLACE)
+      }
+    }
+  }
+
+  /// The value of the attribute `name`, or `nil` when the item has none.
+  ///
+  /// The corresponding C function is `getxattr(2)` (`lgetxattr`, `fgetxattr`
+  /// or `getxattrat`, as the item is reached).
+  public func value(of name: AttributeName) throws(SkipBackupError) -> [UInt8]? {
+    try withValue(of: name) { $0.map { Array($0.bindMemory(to: UInt8.self)) } }
+  }
+
+  /// Whether the item has the attribute `name`, whatever its value.
+  ///
+  /// The corresponding C function is `getxattr(2)`.
+  public func contains(_ name: AttributeName) throws(SkipBackupError) -> Bool {
+    let result = name.withCString { name in
+      get(name, into: nil, size: 0)
+    }
+    switch result.value {
+    case .success: return true
+    case .failure(.noData): return false
+    case .failure(let errno):
+      throw SkipBackupError(errno: errno, call: result.call, item: item, attribute: name)
+    }
+  }
+
+  /// Sets the attribute `name` to `value`.
+  ///
+  /// The corresponding C function is `setxattr(2)`.
+  public func setValue(
+    _ value: some Collection<UInt8>, of name: AttributeName, mode: SetMode = .createOrReplace
+  ) throws(SkipBackupError) {
+    let bytes = Array(value)
+    let result = name.withCString { name in
+      bytes.withUnsafeBytes { bytes in
+        call(
+          path: "setxattr", link: "lsetxattr", descriptor: "fsetxattr", at: "setxattrat",
+          byPath: { path, follow in
+            follow
+              ? system_setxattr(path, name, bytes.baseAddress, bytes.count, mode.flags)
+              : system_lsetxattr(path, name, bytes.baseAddress, bytes.count, mode.flags)
+          },
+          byDescriptor: { system_fsetxattr($0, name, bytes.baseAddress, bytes.count, mode.flags) },
+          relative: { directory, path, flags in
+            system_setxattrat(
+              directory, path, flags, name, bytes.baseAddress, bytes.count, mode.flags)
+          })
+      }
+    }
+    _ = try result.value.get(result.call, item, name)
+  }
+
+  /// Removes the attribute `name`; returns whether there was one.
+  ///
+  /// The corresponding C function is `removexattr(2)`.
+  @discardableResult
+  public func removeValue(of name: AttributeName) throws(SkipBackupError) -> Bool {
+    let result = name.withCString { name in
+      call(
+        path: "removexattr", link: "lremovexattr", descriptor: "fremovexattr",
+        at: "removexattrat",
+        byPath: { path, follow in
+          follow ? system_removexattr(path, name) : system_lremovexattr(path, name)
+        },
+        byDescriptor: { system_fremovexattr($0, name) },
+        relative: { directory, path, flags in system_removexattrat(directory, path, flags, name) })
+    }
+    switch result.value {
+    case .success: return true
+    case .failure(.noData): return false
+    case .failure(let errno):
+      throw SkipBackupError(errno: errno, call: result.call, item: item, attribute: name)
+    }
+  }
+
+  /// The names of all the item's attributes that this process may see.
+  ///
+  /// The corresponding C function is `listxattr(2)`.
+  public func names() throws(SkipBackupError) -> [AttributeName] {
+    try withNameList { list in
+      list.split(separator: 0).compactMap { AttributeName(bytes: $0) }
+    }
+  }
+
+  // MARK: - Reading into borrowed memory
+
+  /// Calls `body` with the value of `name`, or `nil` when there is none. Small
+  /// values take one call and no allocation.
+  internal func withValue<R>(
+    of name: AttributeName, _ body: (UnsafeRawBufferPointer?) -> R
+  ) throws(SkipBackupError) -> R {
+    let first = name.withCString { name in
+      withUnsafeTemporaryAllocation(byteCount: 256, alignment: 1) { buffer in
+        let result = get(name, into: buffer.baseAddress, size: buffer.count)
+        return (
+          result.value.map { body(UnsafeRawBufferPointer(rebasing: buffer[..<$0])) }, result.call
+        )
+      }
+    }
+    switch first.0 {
+    case .success(let value): return value
+    case .failure(.noData): return body(nil)
+    case .failure(.outOfRange): break  // larger than the first guess
+    case .failure(let errno):
+      throw SkipBackupError(errno: errno, call: first.1, item: item, attribute: name)
+    }
+    // Ask the size, then read; the value may grow in between (ERANGE): ask again.
+    var last: (Errno, String) = (.outOfRange, first.1)
+    for _ in 0..<32 {
+      let sized = name.withCString { get($0, into: nil, size: 0) }
+      guard case .success(let size) = sized.value else {
+        if case .failure(.noData) = sized.value { return body(nil) }
+        if case .failure(let errno) = sized.value { last = (errno, sized.call) }
+        break
+      }
+      let read = name.withCString { name in
+        withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { buffer in
+          let result = get(name, into: buffer.baseAddress, size: size)
+          return (
+            result.value.map { body(UnsafeRawBufferPointer(rebasing: buffer[..<$0])) }, result.call
+          )
+        }
+      }
+      switch read.0 {
+      case .success(let value): return value
+      case .failure(.noData): return body(nil)
+      case .failure(.outOfRange): continue
+      case .failure(let errno): last = (errno, read.1)
+      }
+      break
+    }
+    throw SkipBackupError(errno: last.0, call: last.1, item: item, attribute: name)
+  }
+
+  /// Calls `body` with the NUL-separated list of the item's attribute names.
+  /// A short list takes one call and no allocation.
+  internal func withNameList<R>(
+    _ body: (UnsafeRawBufferPointer) -> R
+  ) throws(SkipBackupError) -> R {
+    var lastCall = "listxattr"
+    for attempt in 0..<32 {
+      // The first attempt guesses; later ones ask the size first.
+      var size = 1024
+      if attempt > 0 {
+        let sized = list(into: nil, size: 0)
+        lastCall = sized.call
+        size = try sized.value.get(sized.call, item)
+      }
+      let listed = withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { buffer in
+        let result = list(into: buffer.baseAddress, size: size)
+        return (
+          result.value.map { body(UnsafeRawBufferPointer(rebasing: buffer[..<$0])) }, result.call
+        )
+      }
+      lastCall = listed.1
+      switch listed.0 {
+      case .success(let value): return value
+      case .failure(.outOfRange): continue
+      case .failure(let errno):
+        throw SkipBackupError(errno: errno, call: listed.1, item: item)
+      }
+    }
+    throw SkipBackupError(errno: .outOfRange, call: lastCall, item: item)
+  }
+
+  // MARK: - The calls, by how the item is reached
+
+  private func get(
+    _ name: UnsafePointer<CChar>, into value: UnsafeMutableRawPointer?, size: Int
+  ) -> (value: Result<Int, Errno>, call: String) {
+    call(
+      path: "getxattr", link: "lgetxattr", descriptor: "fgetxattr", at: "getxattrat",
+      byPath: { path, follow in
+        follow
+          ? system_getxattr(path, name, value, size) : system_lgetxattr(path, name, value, size)
+      },
+      byDescriptor: { system_fgetxattr($0, name, value, size) },
+      relative: { directory, path, flags in
+        system_getxattrat(directory, path, flags, name, value, size)
+      })
+  }
+
+  private func list(
+    into list: UnsafeMutableRawPointer?, size: Int
+  ) -> (value: Result<Int, Errno>, call: String) {
+    let list = list?.assumingMemoryBound(to: CChar.self)
+    return call(
+      path: "listxattr", link: "llistxattr", descriptor: "flistxattr", at: "listxattrat",
+      byPath: { path, follow in
+        follow ? system_listxattr(path, list, size) : system_llistxattr(path, list, size)
+      },
+      byDescriptor: { system_flistxattr($0, list, size) },
+      relative: { directory, path, flags in
+        system_listxattrat(directory, path, flags, list, size)
+      })
+  }
+
+  /// Runs whichever call reaches the item: by path, by descriptor, or relative
+  /// to a directory with the `*at` calls of Linux 6.13. Where the kernel lacks
+  /// those (`ENOSYS`), a relative item is reached through `/proc/self/fd`.
+  private func call<I: FixedWidthInteger>(
+    path pathCall: String, link linkCall: String, descriptor descriptorCall: String,
+    at atCall: String,
+    byPath: (UnsafePointer<CChar>, _ follow: Bool) -> I,
+    byDescriptor: (CInt) -> I,
+    relative: (CInt, UnsafePointer<CChar>, CUnsignedInt) -> I
+  ) -> (value: Result<I, Errno>, call: String) {
+    let follow = item.followsSymbolicLinks
+    let byPathCall = follow ? pathCall : linkCall
+    switch item.base {
+    case .workingDirectory:
+      return (
+        item.path.withPlatformString { path in valueOrErrno { byPath(path, follow) } }, byPathCall
+      )
+    case .descriptor(let descriptor):
+      return (valueOrErrno { byDescriptor(descriptor) }, descriptorCall)
+    case .directory(let directory):
+      if !xattrAtIsMissing.load(ordering: .relaxed) {
+        let flags = CUnsignedInt(follow ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW)
+        let result = item.path.withPlatformString { path in
+          valueOrErrno { relative(directory, path, flags) }
+        }
+        guard case .failure(.noFunction) = result else { return (result, atCall) }
+        xattrAtIsMissing.store(true, ordering: .relaxed)
+      }
+      return (withProcPath(directory) { path in valueOrErrno { byPath(path, follow) } }, byPathCall)
+    }
+  }
+
+  /// Calls `body` with `/proc/self/fd/DIRECTORY/NAME`, which reaches the entry
+  /// through the open directory whatever the directory's own path.
+  private func withProcPath<R>(_ directory: CInt, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    var bytes = Array("/proc/self/fd/\(directory)/".utf8CString.dropLast())
+    item.path.withPlatformString { name in
+      bytes.append(contentsOf: UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+    }
+    return bytes.withUnsafeBufferPointer { body($0.baseAddress!) }
+  }
+}
+
+/// Set once a kernel answers `ENOSYS` to the `*xattrat` calls (before Linux 6.13).
+private let xattrAtIsMissing = Atomic<Bool>(false)

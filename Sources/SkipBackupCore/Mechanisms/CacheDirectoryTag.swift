@@ -1,0 +1,164 @@
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A `CACHEDIR.TAG` file in a directory, as the Cache Directory Tagging
+/// Specification defines it. Short name `cachedir`.
+///
+/// GNU tar `--exclude-caches`, borg `--exclude-caches`, restic
+/// `--exclude-caches` and kopia honour it. A tag is a regular file whose
+/// first 43 bytes are exactly `Signature: 8a477f597d28d172789f06886806bc55`.
+///
+/// This mechanism writes a file, so it acts only on directories and only when
+/// asked for by name. It never writes over a `CACHEDIR.TAG` that is not a
+/// valid tag, and ``clear(_:)`` removes only tags it recognises.
+public struct CacheDirectoryTag: BackupExclusionMechanism {
+  public init() {}
+
+  public var name: String { "cachedir" }
+
+  /// `CACHEDIR.TAG`.
+  public static let fileName = "CACHEDIR.TAG"
+  /// The 43 bytes a tag starts with.
+  public static let signature = Array("Signature: 8a477f597d28d172789f06886806bc55".utf8)
+  /// What ``mark(_:)`` writes: the signature and the comment the
+  /// specification suggests.
+  public static let contents = Array(
+    """
+    Signature: 8a477f597d28d172789f06886806bc55
+    # This file is a cache directory tag created by skipbackup.
+    # For information about cache directory tags, see:
+    #\thttps://bford.info/cachedir/
+
+    """.utf8)
+
+  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try withDirectory(item) { directory throws(SkipBackupError) in
+      try Self.hasTag(in: directory, item)
+    } ?? false
+  }
+
+  @discardableResult
+  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let written = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
+      let created = Self.fileName.withCString { name in
+        valueOrErrno {
+          system_openat(
+            directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
+      }
+      switch created {
+      case .success(let file):
+        defer { _ = system_close(file) }
+        try Self.writeAll(Self.contents, to: file, item)
+        return true
+      case .failure(.fileExists):
+        if try Self.hasTag(in: directory, item) { return false }
+        throw SkipBackupError(
+          errno: .fileExists, call: "openat", path: item.displayPath.appending(Self.fileName),
+          refusal: .foreignCacheDirectoryTag)
+      case .failure(let errno):
+        throw SkipBackupError(
+          errno: errno, call: "openat", path: item.displayPath.appending(Self.fileName))
+      }
+    }
+    guard let written else {
+      throw SkipBackupError(
+        errno: .notDirectory, call: "openat", path: item.displayPath,
+        refusal: .cacheDirectoryTagNeedsDirectory)
+    }
+    return written
+  }
+
+  @discardableResult
+  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
+      guard try Self.hasTag(in: directory, item) else { return false }
+      let removed = Self.fileName.withCString { name in
+        valueOrErrno { system_unlinkat(directory, name, 0) }
+      }
+      switch removed {
+      case .success, .failure(.noSuchFileOrDirectory): return true
+      case .failure(let errno):
+        throw SkipBackupError(
+          errno: errno, call: "unlinkat", path: item.displayPath.appending(Self.fileName))
+      }
+    } ?? false
+  }
+
+  /// Calls `body` with the item opened as a directory, or returns `nil` when
+  /// the item is not a directory.
+  private func withDirectory<R>(
+    _ item: FileItem, _ body: (CInt) throws(SkipBackupError) -> R
+  ) throws(SkipBackupError) -> R? {
+    do {
+      return try item.withOpenDescriptor(O_RDONLY | O_DIRECTORY) {
+        directory throws(SkipBackupError) in
+        try body(directory)
+      }
+    } catch  where error.errno == .notDirectory && error.call == "openat" && error.refusal == nil {
+      return nil
+    } catch  where error.errno == .tooManySymbolicLinkLevels && !item.followsSymbolicLinks {
+      return nil  // a symbolic link, not followed: no directory, no tag
+    }
+  }
+
+  /// Whether `directory` holds a regular file `CACHEDIR.TAG` that starts with
+  /// the signature.
+  private static func hasTag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Bool {
+    let opened = fileName.withCString { name in
+      valueOrErrno {
+        system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
+      }
+    }
+    let file: CInt
+    switch opened {
+    case .success(let descriptor): file = descriptor
+    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return false
+    case .failure(let errno):
+      throw SkipBackupError(
+        errno: errno, call: "openat", path: item.displayPath.appending(fileName))
+    }
+    defer { _ = system_close(file) }
+    var status = stat()
+    guard case .success = valueOrErrno({ system_fstat(file, &status) }),
+      status.st_mode & S_IFMT == S_IFREG
+    else { return false }
+    var head = [UInt8](repeating: 0, count: signature.count)
+    var filled = 0
+    while filled < head.count {
+      let count = head.withUnsafeMutableBytes { buffer in
+        valueOrErrno { system_read(file, buffer.baseAddress! + filled, buffer.count - filled) }
+      }
+      switch count {
+      case .success(0): return false
+      case .success(let count): filled += count
+      case .failure(let errno):
+        throw SkipBackupError(
+          errno: errno, call: "read", path: item.displayPath.appending(fileName))
+      }
+    }
+    return head == signature
+  }
+
+  private static func writeAll(
+    _ bytes: [UInt8], to file: CInt, _ item: FileItem
+  ) throws(SkipBackupError) {
+    var written = 0
+    while written < bytes.count {
+      let count = bytes.withUnsafeBytes { buffer in
+        valueOrErrno { system_write(file, buffer.baseAddress! + written, buffer.count - written) }
+      }
+      written += try count.get("write", item.withDisplayPath(item.displayPath.appending(fileName)))
+    }
+  }
+}
+
+extension BackupExclusionMechanism where Self == CacheDirectoryTag {
+  /// A `CACHEDIR.TAG` in a directory.
+  public static var cachedir: CacheDirectoryTag { CacheDirectoryTag() }
+}

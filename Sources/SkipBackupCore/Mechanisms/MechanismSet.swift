@@ -1,0 +1,197 @@
+/// Several mechanisms acting as one: marking marks with each, clearing
+/// clears each, and an item reads as marked when any of them says so.
+///
+/// ``marks(on:)`` says which members mark an item. For the members kept in
+/// extended attributes it asks the kernel for the item's attribute names
+/// once, and reads a value only where a rule needs it, so that a query of
+/// every attribute mechanism usually costs one call per item.
+///
+/// The tool names sets by short names: `legacy`, `resource`, `xdg`,
+/// `nodump` and `cachedir`, and `apple` (legacy and resource) and `all`
+/// (legacy, resource and xdg: every mark kept in an attribute). `nodump`
+/// and `cachedir` are left out of `all` because they act beyond
+/// attributes: one changes inode flags, the other writes a file.
+public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Hashable,
+  CustomStringConvertible
+{
+  /// The members, each once, in the order they were given.
+  public let members: [any BackupExclusionMechanism]
+  /// The members kept in extended attributes, with their positions in `members`.
+  private let attributeMembers: [(index: Int, mechanism: any ExtendedAttributeMechanism)]
+
+  /// A set of `members`; sets among them are flattened, and a mechanism named
+  /// twice counts once.
+  public init(_ members: [any BackupExclusionMechanism]) {
+    var flat: [any BackupExclusionMechanism] = []
+    for member in members {
+      let expanded = (member as? MechanismSet)?.members ?? [member]
+      for mechanism in expanded where !flat.contains(where: { $0.name == mechanism.name }) {
+        flat.append(mechanism)
+      }
+    }
+    self.members = flat
+    self.attributeMembers = flat.enumerated().compactMap { index, member in
+      (member as? any ExtendedAttributeMechanism).map { (index, $0) }
+    }
+  }
+
+  /// iOS 5.0.1's attribute and the iOS 5.1 resource value.
+  public static var apple: MechanismSet { MechanismSet([.legacy, .resource]) }
+
+  /// Every mark kept in an extended attribute: legacy, resource and xdg.
+  public static var all: MechanismSet { MechanismSet([.legacy, .resource, .xdg]) }
+
+  /// The mechanisms the tool and the docs know, by short name.
+  public static let named: [(name: String, set: MechanismSet)] = [
+    ("legacy", MechanismSet([.legacy])),
+    ("resource", MechanismSet([.resource])),
+    ("xdg", MechanismSet([.xdg])),
+    ("apple", .apple),
+    ("all", .all),
+    ("nodump", MechanismSet([.nodump])),
+    ("cachedir", MechanismSet([.cachedir])),
+  ]
+
+  /// The set named by a comma-separated list of short names, such as
+  /// `legacy,resource` or `all,nodump`. Members come in a fixed order
+  /// (legacy, resource, xdg, nodump, cachedir), whatever the list's order.
+  public init(parsing list: some StringProtocol) throws(UnknownMechanismError) {
+    var chosen: [any BackupExclusionMechanism] = []
+    for name in list.split(separator: ",", omittingEmptySubsequences: false) {
+      let name = name.trimmingSpaces
+      guard let set = Self.named.first(where: { $0.name == name })?.set else {
+        throw UnknownMechanismError(name: String(name))
+      }
+      chosen += set.members
+    }
+    let order = Self.named.map(\.name)
+    self.init(
+      chosen.sorted {
+        (order.firstIndex(of: $0.name) ?? order.count)
+          < (order.firstIndex(of: $1.name) ?? order.count)
+      })
+  }
+
+  // MARK: - BackupExclusionMechanism
+
+  /// The members' names joined by commas, such as `legacy,resource`.
+  public var name: String { members.map(\.name).joined(separator: ",") }
+
+  public var description: String { name }
+
+  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try !marks(on: item).isEmpty
+  }
+
+  /// Marks with each member. A member that fails does not stop the others;
+  /// the first error is thrown after all have been tried.
+  @discardableResult
+  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try forEachMember { member throws(SkipBackupError) in try member.mark(item) }
+  }
+
+  /// Clears each member's mark, as ``mark(_:)`` marks.
+  @discardableResult
+  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try forEachMember { member throws(SkipBackupError) in try member.clear(item) }
+  }
+
+  /// The members whose mark `item` carries.
+  public func marks(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
+    var marked: [any BackupExclusionMechanism] = []
+    var nextAttribute = attributeMembers.startIndex
+    // Two or more attribute mechanisms: one listing of names tells which to look at.
+    let listed: [Bool]? =
+      attributeMembers.count < 2
+      ? nil
+      : try listedAttributes(of: item)
+    for (index, member) in members.enumerated() {
+      if nextAttribute < attributeMembers.endIndex, attributeMembers[nextAttribute].index == index {
+        let mechanism = attributeMembers[nextAttribute].mechanism
+        defer { nextAttribute += 1 }
+        if let listed {
+          guard listed[nextAttribute] else { continue }
+          if mechanism.presenceIsMark {
+            marked.append(member)
+          } else if try mechanism.isMarked(item) {
+            marked.append(member)
+          }
+          continue
+        }
+      }
+      if try member.isMarked(item) { marked.append(member) }
+    }
+    return marked.isEmpty ? MechanismSet.empty : MechanismSet(marked)
+  }
+
+  /// For each attribute member, whether the item's attribute names include its attribute.
+  private func listedAttributes(of item: FileItem) throws(SkipBackupError) -> [Bool] {
+    do {
+      return try ExtendedAttributes(of: item).withNameList { list in
+        attributeMembers.map { $0.mechanism.attributeName.isListed(in: list) }
+      }
+    } catch  where error.errno == .notSupported {
+      return attributeMembers.map { _ in false }
+    }
+  }
+
+  private func forEachMember(
+    _ body: (any BackupExclusionMechanism) throws(SkipBackupError) -> Bool
+  ) throws(SkipBackupError) -> Bool {
+    var changed = false
+    var firstError: SkipBackupError?
+    for member in members {
+      do {
+        changed = try body(member) || changed
+      } catch {
+        if firstError == nil { firstError = error }
+      }
+    }
+    if let firstError { throw firstError }
+    return changed
+  }
+
+  private static let empty = MechanismSet([])
+
+  // MARK: - Collection
+
+  public var startIndex: Int { members.startIndex }
+  public var endIndex: Int { members.endIndex }
+  public subscript(position: Int) -> any BackupExclusionMechanism { members[position] }
+
+  /// The members' short names.
+  public var names: [String] { members.map(\.name) }
+
+  public static func == (lhs: MechanismSet, rhs: MechanismSet) -> Bool {
+    lhs.names == rhs.names
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(names)
+  }
+}
+
+extension BackupExclusionMechanism where Self == MechanismSet {
+  /// iOS 5.0.1's attribute and the iOS 5.1 resource value.
+  public static var apple: MechanismSet { MechanismSet.apple }
+  /// Every mark kept in an extended attribute: legacy, resource and xdg.
+  public static var all: MechanismSet { MechanismSet.all }
+}
+
+/// A mechanism name that is none of those ``MechanismSet/named`` lists.
+public struct UnknownMechanismError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The name as it was given.
+  public var name: String
+
+  public var description: String {
+    let known = MechanismSet.named.map(\.name).joined(separator: ", ")
+    return "unknown mechanism '\(name)'; the mechanisms are \(known)"
+  }
+}
+
+extension StringProtocol {
+  fileprivate var trimmingSpaces: Substring {
+    let trimmed = drop { $0 == " " }
+    return Substring(trimmed.reversed().drop { $0 == " " }.reversed())
+  }
+}

@@ -1,0 +1,53 @@
+import CXattr
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One entry of a directory as `getdents64(2)` gives it: a name and a type,
+/// read without a call per entry.
+package struct DirectoryEntry {
+  /// The name, NUL-terminated, in the reader's buffer: valid until the next read.
+  package let name: UnsafePointer<CChar>
+  /// The name's length in bytes.
+  package let nameLength: Int
+  /// The `d_type` byte: `DT_REG`, `DT_DIR`, `DT_LNK`... or `DT_UNKNOWN`.
+  package let type: UInt8
+
+  /// Whether the entry is `.` or `..`.
+  var isDotOrDotDot: Bool {
+    name[0] == 0x2E && (nameLength == 1 || (nameLength == 2 && name[1] == 0x2E))
+  }
+}
+
+/// The entries of `struct linux_dirent64` records in a byte buffer.
+///
+/// A record is `d_ino` (8 bytes), `d_off` (8), `d_reclen` (2), `d_type` (1)
+/// and the NUL-terminated name, padded to `d_reclen` bytes.
+struct DirentRecords {
+  var offset = 0
+  var end = 0
+
+  mutating func next(in buffer: UnsafeRawPointer) -> DirectoryEntry? {
+    guard offset < end else { return nil }
+    let record = buffer + offset
+    let length = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
+    offset += length
+    let name = (record + 19).assumingMemoryBound(to: CChar.self)
+    return DirectoryEntry(
+      name: name, nameLength: strlen(name), type: record.load(fromByteOffset: 18, as: UInt8.self))
+  }
+}
+
+/// Reads one directory's entries in batches of up to `batchSize` bytes.
+///
+/// The corresponding C function is `getdents64(2)`.
+func readDirentBatch(
+  _ directory: CInt, into buffer: UnsafeMutableRawBufferPointer
+) -> Result<Int, Errno> {
+  valueOrErrno { system_getdents64(directory, buffer.baseAddress!, buffer.count) }
+}
+
+import SystemPackage

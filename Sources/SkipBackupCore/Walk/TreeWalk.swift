@@ -1,0 +1,374 @@
+import CXattr
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One item met by a tree walk, valid only during the visit it is passed to.
+package struct TreeEntry {
+  /// The item's type, from the directory listing where the filesystem gives it.
+  package let type: FileType
+  /// 0 for the root, 1 for the root's entries, and so on.
+  package let depth: Int
+  /// With `oneFileSystem`: a directory on another filesystem (a mount
+  /// point). The walk never descends into it.
+  package let isOnOtherFilesystem: Bool
+  /// The item, as the calls reach it: by name in its open parent directory
+  /// (never following a symbolic link), or the root by its path.
+  package let item: FileItem
+  /// The path from the root as given, NUL-terminated: bytes, not text.
+  package let pathBytes: UnsafeBufferPointer<UInt8>
+
+  /// The path from the root as given.
+  package var path: FilePath {
+    FilePath(
+      platformString: UnsafeRawPointer(pathBytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+  }
+
+  /// `error`, naming this entry's whole path instead of its bare name.
+  package func located(_ error: SkipBackupError) -> SkipBackupError {
+    var error = error
+    error.path = path
+    return error
+  }
+}
+
+/// What a visitor wants after seeing a directory.
+package enum TreeVisit<Context> {
+  /// Walk the directory's entries; each is visited with `Context`.
+  case descend(Context)
+  /// Leave the directory's entries alone.
+  case skipChildren
+}
+
+/// How a walk treats its root and mount points.
+package struct TreeWalkOptions: Sendable {
+  /// Stay on the root's filesystem: directories on others are visited but
+  /// never entered.
+  package var oneFileSystem = false
+  /// Follow the root when it is a symbolic link. Nothing below the root is
+  /// ever followed.
+  package var followRootSymbolicLink = false
+
+  package init(oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false) {
+    self.oneFileSystem = oneFileSystem
+    self.followRootSymbolicLink = followRootSymbolicLink
+  }
+}
+
+/// What a walk met besides what it visited.
+package struct TreeWalkCounts: Sendable {
+  /// Entries that were gone, or had been replaced, when the walk reached them.
+  package var vanished = 0
+}
+
+/// Walks the tree at `root` depth first, relative to open directory
+/// descriptors, and calls `visit` for every item: the root, then each entry
+/// below it. Symbolic links are visited but never followed (except the root
+/// with `followRootSymbolicLink`); entries are reached by name from their open
+/// parent, so paths of any length work and a symbolic link swapped in during
+/// the walk is refused (`O_NOFOLLOW`), not followed.
+///
+/// Memory does not grow with the tree: one read buffer, and per level of
+/// depth an open descriptor and the unread rest of one batch of entries.
+///
+/// Failures (a directory that cannot be opened or read) go to `failure`
+/// with the whole path; the walk goes on with the other items.
+package func walkTree<Context>(
+  root: FilePath,
+  options: TreeWalkOptions = TreeWalkOptions(),
+  context: Context,
+  visit: (TreeEntry, Context) -> TreeVisit<Context>,
+  failure: (SkipBackupError) -> Void
+) -> TreeWalkCounts {
+  withoutActuallyEscaping(visit) { visit in
+    withoutActuallyEscaping(failure) { failure in
+      var walker = TreeWalker<Context>(options: options, visit: visit, failure: failure)
+      defer { walker.release() }
+      walker.walk(root: root, context: context)
+      return walker.counts
+    }
+  }
+}
+
+private struct TreeWalker<Context>: ~Copyable {
+  let options: TreeWalkOptions
+  let visit: (TreeEntry, Context) -> TreeVisit<Context>
+  let failure: (SkipBackupError) -> Void
+  var counts = TreeWalkCounts()
+
+  /// The bytes of the current path, NUL-terminated.
+  var path: PathBuffer
+  /// The batch of records read last, shared by whichever level reads.
+  let batch: UnsafeMutableRawBufferPointer
+  var batchRecords = DirentRecords()
+  /// The open directories from the root down to the one being read.
+  var stack: [Frame] = []
+  /// Copies of unread records for levels that were left to descend.
+  var spareStashes: [UnsafeMutableRawBufferPointer] = []
+  var rootDevice: dev_t = 0
+
+  struct Frame {
+    var descriptor: CInt
+    var pathLength: Int
+    var depth: Int
+    var context: Context
+    /// Unread records copied out of the shared batch before descending.
+    var stash: UnsafeMutableRawBufferPointer?
+    var stashRecords = DirentRecords()
+    /// Whether the rest of the shared batch is this level's.
+    var readsBatch = false
+  }
+
+  static var batchSize: Int { 64 * 1024 }
+
+  init(
+    options: TreeWalkOptions, visit: @escaping (TreeEntry, Context) -> TreeVisit<Context>,
+    failure: @escaping (SkipBackupError) -> Void
+  ) {
+    self.options = options
+    self.visit = visit
+    self.failure = failure
+    self.path = PathBuffer()
+    self.batch = .allocate(byteCount: Self.batchSize, alignment: 8)
+  }
+
+  mutating func release() {
+    for frame in stack { _ = system_close(frame.descriptor) }
+    stack.removeAll()
+    for stash in spareStashes { stash.deallocate() }
+    batch.deallocate()
+    path.release()
+  }
+
+  mutating func walk(root: FilePath, context: Context) {
+    raiseOpenFileLimit()
+    path.set(root)
+    let follow = options.followRootSymbolicLink
+    let rootItem = FileItem(path: root, followSymbolicLinks: follow)
+    let status: stat
+    do {
+      status = try rootItem.status()
+    } catch {
+      failure(error)
+      return
+    }
+    rootDevice = status.st_dev
+    let type = FileType(rawValue: status.st_mode & S_IFMT)
+    let entry = TreeEntry(
+      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes)
+    guard case .descend(let childContext) = visit(entry, context), type == .directory else {
+      return
+    }
+    let opened = root.withPlatformString { path in
+      valueOrErrno {
+        system_openat(CXATTR_AT_FDCWD, path, Self.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
+      }
+    }
+    switch opened {
+    case .success(let descriptor):
+      stack.append(
+        Frame(descriptor: descriptor, pathLength: path.count, depth: 1, context: childContext))
+      run()
+    case .failure(let errno):
+      failure(SkipBackupError(errno: errno, call: "openat", path: root))
+    }
+  }
+
+  static var directoryFlags: CInt { O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK }
+
+  /// Walks until every open directory is done.
+  mutating func run() {
+    while !stack.isEmpty {
+      guard let record = nextRecord() else {
+        let frame = stack.removeLast()
+        _ = system_close(frame.descriptor)
+        if let stash = frame.stash { spareStashes.append(stash) }
+        continue
+      }
+      if record.isDotOrDotDot { continue }
+      handle(record)
+    }
+  }
+
+  /// The next record of the deepest open directory, or `nil` at its end.
+  mutating func nextRecord() -> DirectoryEntry? {
+    let top = stack.count - 1
+    if let stash = stack[top].stash,
+      let record = stack[top].stashRecords.next(in: stash.baseAddress!)
+    {
+      return record
+    }
+    if stack[top].readsBatch, let record = batchRecords.next(in: batch.baseAddress!) {
+      return record
+    }
+    switch readDirentBatch(stack[top].descriptor, into: batch) {
+    case .success(0):
+      return nil
+    case .success(let count):
+      batchRecords = DirentRecords(offset: 0, end: count)
+      stack[top].readsBatch = true
+      return batchRecords.next(in: batch.baseAddress!)
+    case .failure(let errno):
+      path.truncate(to: stack[top].pathLength)
+      failure(SkipBackupError(errno: errno, call: "getdents64", path: path.filePath))
+      return nil
+    }
+  }
+
+  mutating func handle(_ record: DirectoryEntry) {
+    let top = stack.count - 1
+    let parent = stack[top]
+    path.truncate(to: parent.pathLength)
+    path.appendComponent(record.name, length: record.nameLength)
+
+    var type = Self.fileType(record.type)
+    var otherFilesystem = false
+    if type == nil || (type == .directory && options.oneFileSystem) {
+      // The listing did not say, or the directory may be a mount point: ask.
+      var status = stat()
+      let result = valueOrErrno {
+        system_fstatat(parent.descriptor, record.name, &status, AT_SYMLINK_NOFOLLOW)
+      }
+      switch result {
+      case .success:
+        type = FileType(rawValue: status.st_mode & S_IFMT)
+        otherFilesystem = options.oneFileSystem && type == .directory && status.st_dev != rootDevice
+      case .failure(.noSuchFileOrDirectory):
+        counts.vanished += 1
+        return
+      case .failure(let errno):
+        failure(SkipBackupError(errno: errno, call: "fstatat", path: path.filePath))
+        return
+      }
+    }
+    let name = FilePath(platformString: record.name)
+    let item = FileItem(name: name, in: FileDescriptor(rawValue: parent.descriptor))
+    let entry = TreeEntry(
+      type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem, item: item,
+      pathBytes: path.bytes)
+    guard case .descend(let childContext) = visit(entry, parent.context), type == .directory,
+      !otherFilesystem
+    else { return }
+
+    let opened = valueOrErrno {
+      system_openat(parent.descriptor, record.name, Self.directoryFlags, 0)
+    }
+    switch opened {
+    case .success(let descriptor):
+      keepUnreadRecords(of: top)
+      stack.append(
+        Frame(
+          descriptor: descriptor, pathLength: path.count, depth: parent.depth + 1,
+          context: childContext))
+    case .failure(.noSuchFileOrDirectory), .failure(.notDirectory),
+      .failure(.tooManySymbolicLinkLevels):
+      counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed
+    case .failure(let errno):
+      failure(SkipBackupError(errno: errno, call: "openat", path: path.filePath))
+    }
+  }
+
+  /// Before a deeper level reuses the shared batch, copies the unread rest of
+  /// it to the level at `index`.
+  mutating func keepUnreadRecords(of index: Int) {
+    guard stack[index].readsBatch else { return }
+    stack[index].readsBatch = false
+    let unread = batchRecords.end - batchRecords.offset
+    guard unread > 0 else { return }
+    var stash =
+      stack[index].stash ?? spareStashes.popLast()
+      ?? .allocate(byteCount: Self.batchSize, alignment: 8)
+    if stash.count < unread {
+      stash.deallocate()
+      stash = .allocate(byteCount: Self.batchSize, alignment: 8)
+    }
+    stash.baseAddress!.copyMemory(from: batch.baseAddress! + batchRecords.offset, byteCount: unread)
+    stack[index].stash = stash
+    stack[index].stashRecords = DirentRecords(offset: 0, end: unread)
+  }
+
+  static func fileType(_ type: UInt8) -> FileType? {
+    switch Int32(type) {
+    case Int32(DT_REG): .regular
+    case Int32(DT_DIR): .directory
+    case Int32(DT_LNK): .symbolicLink
+    case Int32(DT_FIFO): .fifo
+    case Int32(DT_SOCK): .socket
+    case Int32(DT_CHR): .characterSpecial
+    case Int32(DT_BLK): .blockSpecial
+    default: nil
+    }
+  }
+}
+
+/// Lets a walk keep one directory open per level of a deep tree.
+private func raiseOpenFileLimit() {
+  var limit = rlimit()
+  guard system_getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max
+  else { return }
+  limit.rlim_cur = limit.rlim_max
+  _ = system_setrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// A growable, NUL-terminated byte buffer for the current path.
+private struct PathBuffer: ~Copyable {
+  private var storage: UnsafeMutablePointer<UInt8>
+  private var capacity: Int
+  private(set) var count = 0
+
+  init() {
+    capacity = 4096
+    storage = .allocate(capacity: capacity)
+    storage[0] = 0
+  }
+
+  func release() { storage.deallocate() }
+
+  var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage, count: count) }
+
+  var filePath: FilePath {
+    FilePath(platformString: UnsafeRawPointer(storage).assumingMemoryBound(to: CChar.self))
+  }
+
+  /// The root as given, without trailing slashes (but `/` stays `/`).
+  mutating func set(_ root: FilePath) {
+    count = 0
+    root.withPlatformString { pointer in
+      var length = strlen(pointer)
+      while length > 1 && pointer[length - 1] == 0x2F { length -= 1 }
+      append(UnsafeRawPointer(pointer), length)
+    }
+  }
+
+  mutating func appendComponent(_ name: UnsafePointer<CChar>, length: Int) {
+    if count == 0 || storage[count - 1] != 0x2F {
+      var slash: UInt8 = 0x2F
+      append(&slash, 1)
+    }
+    append(UnsafeRawPointer(name), length)
+  }
+
+  mutating func truncate(to length: Int) {
+    count = length
+    storage[count] = 0
+  }
+
+  private mutating func append(_ bytes: UnsafeRawPointer, _ length: Int) {
+    if count + length + 1 > capacity {
+      var newCapacity = capacity * 2
+      while count + length + 1 > newCapacity { newCapacity *= 2 }
+      let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+      grown.update(from: storage, count: count)
+      storage.deallocate()
+      storage = grown
+      capacity = newCapacity
+    }
+    (storage + count).update(from: bytes.assumingMemoryBound(to: UInt8.self), count: length)
+    count += length
+    storage[count] = 0
+  }
+}

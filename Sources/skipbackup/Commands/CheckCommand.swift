@@ -1,0 +1,99 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+struct CheckCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "check",
+    abstract: "Exit 0 when every PATH is excluded from backups; print nothing.",
+    discussion: """
+      For scripts: if skipbackup check "$dir"; then ...; fi. A PATH is excluded when it carries a \
+      mark itself or a directory above it does. By default every attribute mechanism counts \
+      (all: legacy, resource and xdg).
+
+      Exit status: 0 when every PATH is excluded, 1 when any is included, 2 on an error \
+      (a usage error too), with the error on standard error.
+      """)
+
+  @OptionGroup var mechanisms: MechanismOptions
+
+  @Flag(
+    name: [.customShort("L"), .long],
+    help: "Follow a symbolic link given as a PATH and check its target.")
+  var dereference = false
+
+  @Argument(help: ArgumentHelp("The files and directories to check.", valueName: "PATH"))
+  var paths: [String]
+
+  func run() throws {
+    let status = Self.exitStatus(
+      paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
+      dereference: dereference)
+    throw ExitCode(status)
+  }
+
+  /// 0 when every path is excluded, 1 when any is included, 2 when any
+  /// could not be read.
+  static func exitStatus(paths: [FilePath], mechanisms: MechanismSet, dereference: Bool) -> Int32 {
+    let diagnostics = Diagnostics()
+    var included = false
+    for path in paths {
+      do {
+        // The item's own mark settles it; only without one do the directories above count.
+        let item = FileItem(path: path, followSymbolicLinks: dereference)
+        if try mechanisms.isMarked(item) { continue }
+        if try mechanisms.markedAncestor(of: path, followSymbolicLinks: dereference) == nil {
+          included = true
+        }
+      } catch {
+        diagnostics.report(error)
+      }
+    }
+    return diagnostics.failures > 0 ? 2 : included ? 1 : 0
+  }
+
+  /// The same command read straight from the arguments, for the common
+  /// spellings, without the parser: a shell loop of `check` calls then costs
+  /// what `getfattr` costs. `nil` sends anything else (help, unknown options,
+  /// mistakes) to the parser.
+  static func fastExitStatus(_ arguments: [String]) -> Int32? {
+    guard arguments.first == "check" else { return nil }
+    var dereference = false
+    var mechanismNames: [String] = []
+    var paths: [FilePath] = []
+    var index = 1
+    var onlyPaths = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
+        paths.append(RawArguments.path(argument))
+      } else if argument == "--" {
+        onlyPaths = true
+      } else if argument == "-L" || argument == "--dereference" {
+        dereference = true
+      } else if argument == "-m" || argument == "--mechanism" {
+        guard index < arguments.count else { return nil }
+        mechanismNames.append(arguments[index])
+        index += 1
+      } else if argument.hasPrefix("--mechanism=") {
+        mechanismNames.append(String(argument.dropFirst("--mechanism=".count)))
+      } else if argument.hasPrefix("-m") {
+        mechanismNames.append(String(argument.dropFirst(2)))
+      } else {
+        return nil
+      }
+    }
+    guard !paths.isEmpty else { return nil }
+    let mechanisms: MechanismSet
+    if mechanismNames.isEmpty {
+      mechanisms = .all
+    } else {
+      guard let parsed = try? MechanismSet(parsing: mechanismNames.joined(separator: ",")) else {
+        return nil
+      }
+      mechanisms = parsed
+    }
+    return exitStatus(paths: paths, mechanisms: mechanisms, dereference: dereference)
+  }
+}

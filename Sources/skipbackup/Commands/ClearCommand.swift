@@ -1,0 +1,33 @@
+import ArgumentParser
+import SkipBackupCore
+
+struct ClearCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "clear",
+    abstract: "Remove the marks, so that backups include the items again.",
+    discussion: """
+      Removes the mark of each mechanism chosen with --mechanism (by default all: legacy, \
+      resource and xdg). An item without a mark is no error. Only marks are removed: an \
+      attribute that says the opposite (user.xdg.robots.backup=true) stays, and so does a \
+      CACHEDIR.TAG that is not a valid tag. An item below a marked directory stays excluded \
+      until that directory is cleared too; skipbackup status -v tells where an exclusion comes \
+      from.
+
+      Exit status: 0 when every item was handled, 1 when any failed, 64 for a usage error.
+      """)
+
+  @OptionGroup var mechanisms: MechanismOptions
+  @OptionGroup var items: ItemOptions
+
+  @Flag(name: [.customShort("n"), .long], help: "Show what would be cleared, and change nothing.")
+  var dryRun = false
+
+  @OptionGroup var reporting: ReportingOptions
+
+  func run() throws {
+    try MarkingRun(
+      action: .clear, mechanisms: mechanisms.mechanisms(default: .all),
+      items: items, reporting: reporting, dryRun: dryRun
+    ).run()
+  }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+struct ListCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "list",
+    abstract: "Walk each ROOT and print the excluded items, or the included ones.",
+    discussion: """
+      With --excluded (the default) prints the topmost excluded items: a marked directory is \
+      printed and what is under it is not. With --included prints every item that no mark \
+      excludes, symbolic links and other special files among them: the set a backup should hold. \
+      Paths are printed byte for byte, one a line, or ended by NUL bytes with --null for \
+      xargs -0 and rsync --from0. The walk never follows a symbolic link and never leaves ROOT. \
+      By default every attribute mechanism counts (all: legacy, resource and xdg).
+
+      Exit status: 0 when every item was read, 1 when any could not be, 64 for a usage error.
+      """)
+
+  enum Selection: String, EnumerableFlag {
+    case excluded, included
+
+    static func help(for value: Selection) -> ArgumentHelp? {
+      switch value {
+      case .excluded: "Print the topmost excluded items (the default)."
+      case .included: "Print every item that no mark excludes."
+      }
+    }
+  }
+
+  @Flag var selection: Selection = .excluded
+
+  @OptionGroup var mechanisms: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
+  )
+  var oneFileSystem = false
+
+  @Flag(
+    name: [.customShort("0"), .customLong("null")],
+    help: "End each path with a NUL byte instead of a newline.")
+  var null = false
+
+  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
+  var quiet = false
+
+  @Argument(help: ArgumentHelp("The directories to walk.", valueName: "ROOT"))
+  var roots: [String]
+
+  func run() throws {
+    let mechanisms = try mechanisms.mechanisms(default: .all)
+    let output = Output()
+    let diagnostics = Diagnostics()
+    let progress = Progress(enabled: !quiet)
+    diagnostics.beforeWriting = { progress.erase() }
+    let terminator = null ? 0 : UInt8(ascii: "\n")
+    let wantsExcluded = selection == .excluded
+    for root in roots.map(RawArguments.path) {
+      do throws(SkipBackupError) {
+        // A root below a marked directory is excluded as a whole.
+        if try mechanisms.markedAncestor(of: root) != nil {
+          if wantsExcluded { output.write(root, terminator: terminator) }
+          continue
+        }
+      } catch {
+        diagnostics.report(error)
+        continue
+      }
+      _ = walkTree(
+        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), context: (),
+        visit: { entry, _ in
+          progress.tick()
+          var excluded = false
+          if entry.type == .regular || entry.type == .directory {
+            do throws(SkipBackupError) {
+              excluded = try mechanisms.isMarked(entry.item)
+            } catch  where error.isNoSuchFile && entry.depth > 0 {
+              return .skipChildren
+            } catch {
+              diagnostics.report(entry.depth > 0 ? entry.located(error) : error)
+              return .skipChildren
+            }
+          }
+          if excluded == wantsExcluded {
+            output.write(entry.pathBytes)
+            output.write(terminator)
+          }
+          return excluded ? .skipChildren : .descend(())
+        },
+        failure: { diagnostics.report($0) })
+    }
+    progress.erase()
+    output.flush()
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+  }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import SkipBackupCore
+
+struct MarkCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "mark",
+    abstract: "Mark files and directories so that backups leave them out.",
+    discussion: """
+      Writes the mark of each mechanism chosen with --mechanism (by default resource, the \
+      isExcludedFromBackup resource value of iOS 5.1 and later). A mark on a directory excludes \
+      everything below it; with --recursive, every file and directory below gets its own mark as \
+      well. An item that already carries the mark is left untouched, so its ctime stays; contents, \
+      modification times and other attributes never change.
+
+      Exit status: 0 when every item was handled, 1 when any failed (each failure is reported and \
+      the other items are still handled), 64 for a usage error.
+      """)
+
+  @OptionGroup var mechanisms: MechanismOptions
+  @OptionGroup var items: ItemOptions
+
+  @Flag(name: [.customShort("n"), .long], help: "Show what would be marked, and change nothing.")
+  var dryRun = false
+
+  @OptionGroup var reporting: ReportingOptions
+
+  func run() throws {
+    try MarkingRun(
+      action: .mark, mechanisms: mechanisms.mechanisms(default: MechanismSet([.resource])),
+      items: items, reporting: reporting, dryRun: dryRun
+    ).run()
+  }
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+/// The items a command acts on: PATH arguments and `--files-from`, and how
+/// to go through them (`-R`, `-L`, `-x`).
+struct ItemOptions: ParsableArguments {
+  @Flag(
+    name: [.customShort("R"), .long],
+    help:
+      "Act on each directory's contents too, all the way down. Symbolic links met on the way are never followed."
+  )
+  var recursive = false
+
+  @Flag(
+    name: [.customShort("L"), .long],
+    help:
+      "Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links."
+  )
+  var dereference = false
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
+  )
+  var oneFileSystem = false
+
+  @Option(
+    name: .customLong("files-from"),
+    help: ArgumentHelp(
+      "Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.",
+      valueName: "FILE"))
+  var filesFrom: String?
+
+  @Flag(
+    name: [.customShort("0"), .customLong("null")],
+    help: "Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.")
+  var null = false
+
+  @Argument(help: ArgumentHelp("The files and directories to act on.", valueName: "PATH"))
+  var paths: [String] = []
+
+  mutating func validate() throws {
+    if paths.isEmpty && filesFrom == nil {
+      throw ValidationError("Give at least one PATH, or --files-from FILE.")
+    }
+    if null && filesFrom == nil {
+      throw ValidationError("--null describes the --files-from FILE; give --files-from too.")
+    }
+  }
+
+  var walkOptions: TreeWalkOptions {
+    TreeWalkOptions(oneFileSystem: oneFileSystem, followRootSymbolicLink: dereference)
+  }
+
+  /// Calls `body` with each PATH argument, then each path of `--files-from`,
+  /// as they are read.
+  func forEachPath(_ diagnostics: Diagnostics, _ body: (FilePath) -> Void) {
+    for path in paths { body(RawArguments.path(path)) }
+    guard let filesFrom else { return }
+    let file = RawArguments.path(filesFrom)
+    do {
+      var list = try PathList(file: file, separator: null ? 0 : UInt8(ascii: "\n"))
+      while let path = try list.next() { body(path) }
+    } catch {
+      diagnostics.report("\(file.escapedDescription): \(error.description.lowercased())")
+    }
+  }
+}
+
+/// `-v` and `-q`.
+struct ReportingOptions: ParsableArguments {
+  @Flag(
+    name: [.customShort("v"), .long],
+    help: "Say more: each change, which marks, and a summary at the end.")
+  var verbose = false
+
+  @Flag(
+    name: [.customShort("q"), .long], help: "Show no progress line on a long run, and no notes.")
+  var quiet = false
+
+  mutating func validate() throws {
+    if verbose && quiet { throw ValidationError("--verbose and --quiet cannot go together.") }
+  }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import SkipBackupCore
+
+/// `-m`/`--mechanism`: which marks a command writes or reads.
+struct MechanismOptions: ParsableArguments {
+  @Option(
+    name: [.customShort("m"), .long],
+    help: ArgumentHelp(
+      "The marks to act on: legacy (iOS 5.0.1's com.apple.MobileBackup), resource (the iOS 5.1 "
+        + "isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode "
+        + "flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and "
+        + "resource) or all (legacy, resource and xdg). Separate several with commas, or repeat "
+        + "the option.",
+      valueName: "M"))
+  var mechanism: [String] = []
+
+  mutating func validate() throws {
+    _ = try mechanisms(default: .all)
+  }
+
+  /// The chosen set, or `defaultSet` when the option was not given.
+  func mechanisms(default defaultSet: MechanismSet) throws -> MechanismSet {
+    guard !mechanism.isEmpty else { return defaultSet }
+    do {
+      return try MechanismSet(parsing: mechanism.joined(separator: ","))
+    } catch {
+      throw ValidationError(error.description)
+    }
+  }
+}

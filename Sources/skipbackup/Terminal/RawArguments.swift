@@ -1,0 +1,55 @@
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The command line as bytes. Swift's `CommandLine.arguments` repairs bytes
+/// that are not UTF-8, which would change a path; here every such argument
+/// is handed to the parser as a placeholder and turned back into its exact
+/// bytes where a path is read.
+enum RawArguments {
+  /// Starts a placeholder: a private-use character no real argument starts with.
+  private static let marker = "\u{F8FF}skipbackup-argument-"
+
+  /// The arguments after the program name, as the parser should see them.
+  static let parserArguments: [String] = {
+    (1..<Int(CommandLine.argc)).map { index in
+      let bytes = UnsafeRawBufferPointer(
+        start: CommandLine.unsafeArgv[index]!, count: strlen(CommandLine.unsafeArgv[index]!))
+      if let text = String(validating: bytes, as: UTF8.self), !text.hasPrefix(marker) {
+        return text
+      }
+      // `--files-from=BYTES`: keep the option, replace the value.
+      if let equals = optionValueStart(bytes) {
+        return String(decoding: bytes[..<equals], as: UTF8.self) + "=" + marker + "\(index)"
+      }
+      return marker + "\(index)"
+    }
+  }()
+
+  /// The path an argument names, byte for byte as it was given.
+  static func path(_ argument: String) -> FilePath {
+    guard let range = argument.firstRange(of: marker),
+      let index = Int(argument[range.upperBound...]),
+      index > 0, index < Int(CommandLine.argc)
+    else { return FilePath(argument) }
+    let raw = CommandLine.unsafeArgv[index]!
+    let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+    // The parser hands over the value of `--option=BYTES` alone.
+    if range.lowerBound == argument.startIndex, let equals = optionValueStart(bytes) {
+      return FilePath(platformString: raw.advanced(by: equals + 1))
+    }
+    return FilePath(platformString: raw)
+  }
+
+  /// Where the `=` of a `--option=value` argument is, when the option is text.
+  private static func optionValueStart(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    guard bytes.starts(with: "--".utf8), let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+      String(validating: bytes[..<equals], as: UTF8.self) != nil
+    else { return nil }
+    return equals
+  }
+}
