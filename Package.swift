@@ -42,13 +42,18 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    // Temporary trees, processes with exact argument bytes, and the peers.
+    .target(
+      name: "TestSupport",
+      path: "Tests/Support"
+    ),
     .testTarget(
       name: "SkipBackupTests",
-      dependencies: ["SkipBackup"]
+      dependencies: ["SkipBackup", "TestSupport"]
     ),
     .testTarget(
       name: "skipbackupTests",
-      dependencies: ["SkipBackup"]
+      dependencies: ["TestSupport"]
     ),
   ]
 )

@@ -23,6 +23,9 @@
 // AT_EMPTY_PATH is declared only under _GNU_SOURCE; this is its Linux value.
 #define CXATTR_AT_EMPTY_PATH 0x1000
 
+// O_TMPFILE likewise needs _GNU_SOURCE; glibc defines its parts unconditionally.
+static const int CXATTR_O_TMPFILE = __O_TMPFILE;
+
 // Linux 6.13's getxattrat, setxattrat, listxattrat and removexattrat: glibc
 // 2.36 declares none of them, and Swift cannot call the variadic syscall(2).
 // They return -1 with errno ENOSYS on older kernels.

@@ -31,6 +31,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case foreignCacheDirectoryTag
     /// An item that is not a directory cannot carry a `CACHEDIR.TAG`.
     case cacheDirectoryTagNeedsDirectory
+    /// A URL that names no file.
+    case notAFileURL
   }
 
   internal init(
@@ -71,6 +73,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         return "a CACHEDIR.TAG is there that is not a cache directory tag; it is left as it is"
       case .cacheDirectoryTagNeedsDirectory:
         return "only a directory can carry a CACHEDIR.TAG"
+      case .notAFileURL:
+        return "not a file URL: only files and directories carry backup marks"
       }
     }
     let writes = call.contains("set") || call.contains("remove")
@@ -253,6 +257,11 @@ extension String {
 #endif
 
 extension SkipBackupError {
+  /// The refusal of a URL that is not a file URL; `url` is its text.
+  package init(notAFileURL url: String) {
+    self.init(errno: .invalidArgument, call: "URL", path: FilePath(url), refusal: .notAFileURL)
+  }
+
   /// The refusal of a user attribute on the symbolic link at `path`, found
   /// before asking the kernel, which would say `EPERM`.
   package init(symbolicLinkRefusalAt path: FilePath, call: String) {

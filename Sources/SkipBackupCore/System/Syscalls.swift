@@ -230,3 +230,11 @@ internal func system_getrlimit(_ resource: CInt, _ limit: UnsafeMutablePointer<r
 internal func system_setrlimit(_ resource: CInt, _ limit: UnsafePointer<rlimit>) -> CInt {
   setrlimit(__rlimit_resource_t(UInt32(resource)), limit)
 }
+
+internal func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
+  fchown(fd, owner, group)
+}
+
+internal func system_umask(_ mask: mode_t) -> mode_t {
+  umask(mask)
+}

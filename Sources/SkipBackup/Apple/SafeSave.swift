@@ -1,0 +1,62 @@
+import Foundation
+import SkipBackupCore
+import SystemPackage
+
+// Apple's note: "certain file operations can reset resource values, make sure
+// you set an excluded file's resource values each time you save it". An
+// atomic save replaces the file with a new inode, which has no attributes.
+// These save and copy so that the file is never there without its mark: the
+// new file is written, marked and synced before a rename puts it in place.
+
+extension FilePath {
+  /// Replaces the file at this path with `contents`, marked with
+  /// `mechanism`, atomically: at no instant is the file there unmarked.
+  ///
+  /// The old file's permissions, owner (as far as allowed) and extended
+  /// attributes carry over to the new one.
+  ///
+  ///     try FilePath("cache/thumbnails.db").writeExcludedFromBackup(bytes)
+  public func writeExcludedFromBackup(
+    _ contents: some Sequence<UInt8>,
+    mechanism: some BackupExclusionMechanism = BackupExcludeItemAttribute()
+  ) throws(SkipBackupError) {
+    let replacement = try ReplacementFile(replacing: self)
+    let bytes = Array(contents)
+    try bytes.withUnsafeBytes { bytes in
+      Result { () throws(SkipBackupError) in try replacement.write(bytes) }
+    }.get()
+    try mechanism.mark(replacement.item)
+    try replacement.commit()
+  }
+
+  /// Copies the regular file at this path to `destination` with its
+  /// permissions and every extended attribute, so its marks come along; the
+  /// destination is replaced atomically.
+  ///
+  /// The corresponding C function is libattr's `attr_copy_fd(3)`.
+  public func copyKeepingMarks(to destination: FilePath) throws(SkipBackupError) {
+    let replacement = try ReplacementFile(replacing: destination, keepingOldMetadata: false)
+    try replacement.copy(from: self)
+    try replacement.commit()
+  }
+}
+
+extension Data {
+  /// Writes the data to the file at `url` as `write(to:options: .atomic)`
+  /// does, marked with `mechanism` before it takes the file's place.
+  ///
+  ///     try data.writeExcludedFromBackup(to: url)
+  public func writeExcludedFromBackup(
+    to url: URL, mechanism: some BackupExclusionMechanism = BackupExcludeItemAttribute()
+  ) throws(SkipBackupError) {
+    try url.filePath.writeExcludedFromBackup(self, mechanism: mechanism)
+  }
+}
+
+extension URL {
+  /// Copies the file at this URL to `destination` with its extended
+  /// attributes, so its marks come along.
+  public func copyKeepingMarks(to destination: URL) throws(SkipBackupError) {
+    try filePath.copyKeepingMarks(to: destination.filePath)
+  }
+}

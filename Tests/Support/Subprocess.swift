@@ -1,0 +1,100 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What a finished process left: its exit status and its output, as bytes.
+public struct ProcessResult: Sendable, CustomStringConvertible {
+  public var status: Int32
+  public var standardOutput: [UInt8]
+  public var standardError: [UInt8]
+
+  public var output: String { String(decoding: standardOutput, as: UTF8.self) }
+  public var errors: String { String(decoding: standardError, as: UTF8.self) }
+  /// Standard output split into lines, without the empty last one.
+  public var lines: [String] {
+    output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+  }
+  /// Standard output split at NUL bytes, as byte strings.
+  public var nulSeparated: [[UInt8]] { standardOutput.split(separator: 0).map(Array.init) }
+
+  public var description: String {
+    "exit \(status)\n--- stdout\n\(output)--- stderr\n\(errors)"
+  }
+}
+
+/// An argument, byte for byte: text or arbitrary bytes.
+public struct Argument: ExpressibleByStringLiteral, Sendable {
+  public var bytes: [UInt8]
+  public init(stringLiteral value: String) { bytes = Array(value.utf8) }
+  public init(_ text: String) { bytes = Array(text.utf8) }
+  public init(bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// Runs a program found on PATH with exact argument bytes, and waits for it.
+///
+/// Output goes to files, not pipes, so that a large output never blocks.
+/// With `asNobody` the program runs as the unprivileged user nobody, through
+/// `setpriv`: root bypasses permission checks, so `EACCES` needs another user.
+public func run(
+  _ arguments: [Argument], input: [UInt8] = [], asNobody: Bool = false,
+  directory: String? = nil
+) -> ProcessResult {
+  let scratch = try! TemporaryDirectory(prefix: "skipbackup-run")
+  let inputPath = scratch.path + "/stdin"
+  _ = FileManager.default.createFile(atPath: inputPath, contents: Data(input))
+  var argv: [[UInt8]] = arguments.map(\.bytes)
+  if asNobody {
+    let prefix: [String] = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+    argv = prefix.map { Array($0.utf8) } + argv
+  }
+  if let directory {
+    argv = [Array("env".utf8), Array("-C".utf8), Array(directory.utf8)] + argv
+  }
+  var actions = posix_spawn_file_actions_t()
+  posix_spawn_file_actions_init(&actions)
+  defer { posix_spawn_file_actions_destroy(&actions) }
+  posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
+  posix_spawn_file_actions_addopen(&actions, 1, scratch.path + "/stdout", O_WRONLY | O_CREAT, 0o600)
+  posix_spawn_file_actions_addopen(&actions, 2, scratch.path + "/stderr", O_WRONLY | O_CREAT, 0o600)
+  let cStrings = argv.map { bytes in strdup(bytes.map { CChar(bitPattern: $0) } + [0]) }
+  defer { cStrings.forEach { free($0) } }
+  var pointers = cStrings + [nil]
+  var pid: pid_t = 0
+  let spawned = posix_spawnp(&pid, pointers[0]!, &actions, nil, &pointers, environ)
+  precondition(spawned == 0, "cannot start \(argv[0]): error \(spawned)")
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+  let exited = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+  return ProcessResult(
+    status: exited,
+    standardOutput: Array(FileManager.default.contents(atPath: scratch.path + "/stdout") ?? Data()),
+    standardError: Array(FileManager.default.contents(atPath: scratch.path + "/stderr") ?? Data()))
+}
+
+/// The skipbackup tool built beside the test bundle.
+public let skipbackupPath: String = {
+  let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+  let tool = executable.deletingLastPathComponent().appendingPathComponent("skipbackup").path
+  precondition(
+    FileManager.default.isExecutableFile(atPath: tool),
+    "build the tool first: swift build --build-tests")
+  return tool
+}()
+
+/// Runs the skipbackup tool.
+public func skipbackup(
+  _ arguments: Argument..., input: [UInt8] = [], asNobody: Bool = false, directory: String? = nil
+) -> ProcessResult {
+  run(
+    [Argument(skipbackupPath)] + arguments, input: input, asNobody: asNobody, directory: directory)
+}
+
+/// Runs the skipbackup tool with an argument array.
+public func skipbackup(
+  arguments: [Argument], input: [UInt8] = [], asNobody: Bool = false, directory: String? = nil
+) -> ProcessResult {
+  run(
+    [Argument(skipbackupPath)] + arguments, input: input, asNobody: asNobody, directory: directory)
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A directory under /tmp for one test, removed when the test is done.
+/// Readable by everyone, so that tests can also run the tool as nobody.
+public final class TemporaryDirectory: @unchecked Sendable {
+  public let path: String
+
+  public init(prefix: String = "skipbackup-test") throws {
+    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    guard mkdtemp(&template) != nil else { throw POSIXError(.init(rawValue: errno)!) }
+    path = String(
+      decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    chmod(path, 0o755)
+  }
+
+  deinit {
+    if (try? FileManager.default.removeItem(atPath: path)) == nil {
+      // A test left an immutable or append-only file (chattr +i, +a): clear and retry.
+      _ = run(["chattr", "-R", "-i", "-a", Argument(path)])
+      try? FileManager.default.removeItem(atPath: path)
+    }
+  }
+
+  /// Creates the regular file `name` (directories on the way too) with
+  /// `contents`; returns its path.
+  @discardableResult
+  public func file(_ name: String, _ contents: String = "x") -> String {
+    let full = path + "/" + name
+    try! FileManager.default.createDirectory(
+      atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    _ = FileManager.default.createFile(atPath: full, contents: Data(contents.utf8))
+    return full
+  }
+
+  /// Creates the directory `name` and its parents; returns its path.
+  @discardableResult
+  public func directory(_ name: String) -> String {
+    let full = path + "/" + name
+    try! FileManager.default.createDirectory(atPath: full, withIntermediateDirectories: true)
+    return full
+  }
+
+  /// Creates a file whose name is `parent/` followed by `name`'s exact bytes;
+  /// returns the whole path's bytes.
+  @discardableResult
+  public func file(named name: [UInt8], in parent: String = "") -> [UInt8] {
+    let directory = parent.isEmpty ? path : self.directory(parent)
+    let full = Array((directory + "/").utf8) + name
+    let descriptor = open(
+      full.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    precondition(descriptor >= 0, "cannot create \(full)")
+    _ = write(descriptor, "x", 1)
+    close(descriptor)
+    return full
+  }
+}
