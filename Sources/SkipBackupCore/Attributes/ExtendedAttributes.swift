@@ -253,14 +253,14 @@ public struct ExtendedAttributes: Sendable {
     switch item.base {
     case .workingDirectory:
       return (
-        item.path.withPlatformString { path in valueOrErrno { byPath(path, follow) } }, byPathCall
+        item.withPathPointer { path in valueOrErrno { byPath(path, follow) } }, byPathCall
       )
     case .descriptor(let descriptor):
       return (valueOrErrno { byDescriptor(descriptor) }, descriptorCall)
     case .directory(let directory):
       if !xattrAtIsMissing.load(ordering: .relaxed) {
         let flags = CUnsignedInt(follow ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW)
-        let result = item.path.withPlatformString { path in
+        let result = item.withPathPointer { path in
           valueOrErrno { relative(directory, path, flags) }
         }
         guard case .failure(.noFunction) = result else { return (result, atCall) }
@@ -274,7 +274,7 @@ public struct ExtendedAttributes: Sendable {
   /// through the open directory whatever the directory's own path.
   private func withProcPath<R>(_ directory: CInt, _ body: (UnsafePointer<CChar>) -> R) -> R {
     var bytes = Array("/proc/self/fd/\(directory)/".utf8CString.dropLast())
-    item.path.withPlatformString { name in
+    item.withPathPointer { name in
       bytes.append(contentsOf: UnsafeBufferPointer(start: name, count: strlen(name) + 1))
     }
     return bytes.withUnsafeBufferPointer { body($0.baseAddress!) }

@@ -13,60 +13,84 @@ import SystemPackage
 /// A name inside an open directory is how a tree walk reaches its entries:
 /// relative to the directory's descriptor, so that no path is resolved again
 /// and no path is too long. Such an item never follows a symbolic link.
-public struct FileItem: Sendable {
+public struct FileItem: @unchecked Sendable {
   internal enum Base: Sendable {
     case workingDirectory
     case directory(CInt)
     case descriptor(CInt)
   }
 
+  /// How the path is held: as a path, or as a name borrowed from a tree
+  /// walk's buffer, which saves an allocation per entry of a walk. A borrowed
+  /// name is made only by the walk and is valid only during its visit.
+  internal enum Name {
+    case path(FilePath)
+    case borrowed(UnsafePointer<CChar>)
+  }
+
   internal let base: Base
-  /// The path the calls use: from the working directory or from the open
-  /// directory; empty for a descriptor.
-  public let path: FilePath
+  internal let name: Name
   /// Whether a symbolic link at the end of ``path`` is followed.
   public let followsSymbolicLinks: Bool
+  private let shownPath: FilePath?
+
+  /// The path the calls use: from the working directory or from the open
+  /// directory; empty for a descriptor.
+  public var path: FilePath {
+    switch name {
+    case .path(let path): path
+    case .borrowed(let name): FilePath(platformString: name)
+    }
+  }
+
   /// The path errors name.
-  public let displayPath: FilePath
+  public var displayPath: FilePath { shownPath ?? path }
 
   /// The item at `path`. With `followSymbolicLinks`, a symbolic link stands
   /// for its target; without, for itself.
   public init(path: FilePath, followSymbolicLinks: Bool = true) {
-    self.base = .workingDirectory
-    self.path = path
-    self.followsSymbolicLinks = followSymbolicLinks
-    self.displayPath = path
+    self.init(base: .workingDirectory, name: .path(path), follows: followSymbolicLinks, shown: nil)
   }
 
   /// The file open as `descriptor`; `displayPath` is what errors name.
   public init(descriptor: FileDescriptor, displayPath: FilePath) {
-    self.base = .descriptor(descriptor.rawValue)
-    self.path = FilePath()
-    self.followsSymbolicLinks = true
-    self.displayPath = displayPath
+    self.init(
+      base: .descriptor(descriptor.rawValue), name: .path(FilePath()), follows: true,
+      shown: displayPath)
   }
 
   /// The entry `name` in the open `directory`, never following a symbolic
   /// link; `displayPath` is what errors name (`name` when not given).
   public init(name: FilePath, in directory: FileDescriptor, displayPath: FilePath? = nil) {
-    self.base = .directory(directory.rawValue)
-    self.path = name
-    self.followsSymbolicLinks = false
-    self.displayPath = displayPath ?? name
+    self.init(
+      base: .directory(directory.rawValue), name: .path(name), follows: false, shown: displayPath)
+  }
+
+  /// A tree walk's entry: `name` points into the walk's buffer and must
+  /// outlive every use of the item.
+  internal init(borrowingEntry name: UnsafePointer<CChar>, in directory: CInt) {
+    self.init(base: .directory(directory), name: .borrowed(name), follows: false, shown: nil)
   }
 
   /// The same item with another path for messages.
   package func withDisplayPath(_ displayPath: FilePath) -> FileItem {
-    FileItem(
-      base: base, path: path, followsSymbolicLinks: followsSymbolicLinks,
-      displayPath: displayPath)
+    FileItem(base: base, name: name, follows: followsSymbolicLinks, shown: displayPath)
   }
 
-  private init(base: Base, path: FilePath, followsSymbolicLinks: Bool, displayPath: FilePath) {
+  private init(base: Base, name: Name, follows: Bool, shown: FilePath?) {
     self.base = base
-    self.path = path
-    self.followsSymbolicLinks = followsSymbolicLinks
-    self.displayPath = displayPath
+    self.name = name
+    self.followsSymbolicLinks = follows
+    self.shownPath = shown
+  }
+
+  /// Calls `body` with the path as a C string.
+  @inline(__always)
+  internal func withPathPointer<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
+    switch name {
+    case .path(let path): path.withPlatformString(body)
+    case .borrowed(let name): body(name)
+    }
   }
 
   /// The directory descriptor and the flags of the `*at` calls that reach this item.
@@ -76,9 +100,9 @@ public struct FileItem: Sendable {
     let noFollow = followsSymbolicLinks ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW
     switch base {
     case .workingDirectory:
-      return path.withPlatformString { body(CXATTR_AT_FDCWD, $0, noFollow) }
+      return withPathPointer { body(CXATTR_AT_FDCWD, $0, noFollow) }
     case .directory(let directory):
-      return path.withPlatformString { body(directory, $0, noFollow) }
+      return withPathPointer { body(directory, $0, noFollow) }
     case .descriptor(let descriptor):
       return body(descriptor, "", CXATTR_AT_EMPTY_PATH)
     }

@@ -16,8 +16,19 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
 {
   /// The members, each once, in the order they were given.
   public let members: [any BackupExclusionMechanism]
-  /// The members kept in extended attributes, with their positions in `members`.
-  private let attributeMembers: [(index: Int, mechanism: any ExtendedAttributeMechanism)]
+  /// How to read the members kept in extended attributes, in member order.
+  private let attributeRules: [AttributeRule]
+  /// The positions of the other members.
+  private let otherMembers: [Int]
+
+  /// What a reader needs of one attribute member, looked up once per set
+  /// rather than once per item.
+  private struct AttributeRule {
+    let bit: UInt64
+    let name: AttributeName
+    let presenceIsMark: Bool
+    let mechanism: any ExtendedAttributeMechanism
+  }
 
   /// A set of `members`; sets among them are flattened, and a mechanism named
   /// twice counts once.
@@ -29,10 +40,15 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
         flat.append(mechanism)
       }
     }
+    precondition(flat.count <= 64, "a set holds at most 64 mechanisms")
     self.members = flat
-    self.attributeMembers = flat.enumerated().compactMap { index, member in
-      (member as? any ExtendedAttributeMechanism).map { (index, $0) }
+    self.attributeRules = flat.enumerated().compactMap { index, member in
+      (member as? any ExtendedAttributeMechanism).map {
+        AttributeRule(
+          bit: 1 << index, name: $0.attributeName, presenceIsMark: $0.presenceIsMark, mechanism: $0)
+      }
     }
+    self.otherMembers = flat.indices.filter { !(flat[$0] is any ExtendedAttributeMechanism) }
   }
 
   /// iOS 5.0.1's attribute and the iOS 5.1 resource value.
@@ -80,7 +96,7 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
   public var description: String { name }
 
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try !marks(on: item).isEmpty
+    try markBits(on: item) != 0
   }
 
   /// Marks with each member. A member that fails does not stop the others;
@@ -98,40 +114,47 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
 
   /// The members whose mark `item` carries.
   public func marks(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
-    var marked: [any BackupExclusionMechanism] = []
-    var nextAttribute = attributeMembers.startIndex
-    // Two or more attribute mechanisms: one listing of names tells which to look at.
-    let listed: [Bool]? =
-      attributeMembers.count < 2
-      ? nil
-      : try listedAttributes(of: item)
-    for (index, member) in members.enumerated() {
-      if nextAttribute < attributeMembers.endIndex, attributeMembers[nextAttribute].index == index {
-        let mechanism = attributeMembers[nextAttribute].mechanism
-        defer { nextAttribute += 1 }
-        if let listed {
-          guard listed[nextAttribute] else { continue }
-          if mechanism.presenceIsMark {
-            marked.append(member)
-          } else if try mechanism.isMarked(item) {
-            marked.append(member)
-          }
-          continue
-        }
-      }
-      if try member.isMarked(item) { marked.append(member) }
-    }
-    return marked.isEmpty ? MechanismSet.empty : MechanismSet(marked)
+    let bits = try markBits(on: item)
+    guard bits != 0 else { return .empty }
+    return MechanismSet(members.indices.filter { bits & (1 << $0) != 0 }.map { members[$0] })
   }
 
-  /// For each attribute member, whether the item's attribute names include its attribute.
-  private func listedAttributes(of item: FileItem) throws(SkipBackupError) -> [Bool] {
+  /// Which members mark `item`, bit `i` for `members[i]`: the walk's hot
+  /// path, without an allocation.
+  package func markBits(on item: FileItem) throws(SkipBackupError) -> UInt64 {
+    var bits: UInt64 = 0
+    switch attributeRules.count {
+    case 0: break
+    case 1:
+      if try attributeRules[0].mechanism.isMarked(item) { bits |= attributeRules[0].bit }
+    default:
+      // One listing of the item's attribute names tells which rules apply;
+      // values are read only for rules that look at them.
+      let listed = try listedBits(of: item)
+      for rule in attributeRules where listed & rule.bit != 0 {
+        if rule.presenceIsMark {
+          bits |= rule.bit
+        } else if try rule.mechanism.isMarked(item) {
+          bits |= rule.bit
+        }
+      }
+    }
+    for index in otherMembers where try members[index].isMarked(item) {
+      bits |= 1 << index
+    }
+    return bits
+  }
+
+  /// The bits of the attribute rules whose attribute the item has.
+  private func listedBits(of item: FileItem) throws(SkipBackupError) -> UInt64 {
     do {
       return try ExtendedAttributes(of: item).withNameList { list in
-        attributeMembers.map { $0.mechanism.attributeName.isListed(in: list) }
+        var listed: UInt64 = 0
+        for rule in attributeRules where rule.name.isListed(in: list) { listed |= rule.bit }
+        return listed
       }
     } catch  where error.errno == .notSupported {
-      return attributeMembers.map { _ in false }
+      return 0
     }
   }
 

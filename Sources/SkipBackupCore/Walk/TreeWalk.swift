@@ -21,6 +21,10 @@ package struct TreeEntry {
   package let item: FileItem
   /// The path from the root as given, NUL-terminated: bytes, not text.
   package let pathBytes: UnsafeBufferPointer<UInt8>
+  /// The nearest directory above the entry, within the walk, that the
+  /// visitor said is marked (``TreeVisit/descendMarked``): the first this
+  /// many bytes of ``pathBytes``.
+  package let markedAncestorLength: Int?
 
   /// The path from the root as given.
   package var path: FilePath {
@@ -37,9 +41,12 @@ package struct TreeEntry {
 }
 
 /// What a visitor wants after seeing a directory.
-package enum TreeVisit<Context> {
-  /// Walk the directory's entries; each is visited with `Context`.
-  case descend(Context)
+package enum TreeVisit {
+  /// Walk the directory's entries.
+  case descend
+  /// Walk the directory's entries, which inherit the directory's mark: they
+  /// see it as their ``TreeEntry/markedAncestorLength``.
+  case descendMarked
   /// Leave the directory's entries alone.
   case skipChildren
 }
@@ -77,26 +84,25 @@ package struct TreeWalkCounts: Sendable {
 ///
 /// Failures (a directory that cannot be opened or read) go to `failure`
 /// with the whole path; the walk goes on with the other items.
-package func walkTree<Context>(
+package func walkTree(
   root: FilePath,
   options: TreeWalkOptions = TreeWalkOptions(),
-  context: Context,
-  visit: (TreeEntry, Context) -> TreeVisit<Context>,
+  visit: (TreeEntry) -> TreeVisit,
   failure: (SkipBackupError) -> Void
 ) -> TreeWalkCounts {
   withoutActuallyEscaping(visit) { visit in
     withoutActuallyEscaping(failure) { failure in
-      var walker = TreeWalker<Context>(options: options, visit: visit, failure: failure)
+      var walker = TreeWalker(options: options, visit: visit, failure: failure)
       defer { walker.release() }
-      walker.walk(root: root, context: context)
+      walker.walk(root: root)
       return walker.counts
     }
   }
 }
 
-private struct TreeWalker<Context>: ~Copyable {
+private struct TreeWalker: ~Copyable {
   let options: TreeWalkOptions
-  let visit: (TreeEntry, Context) -> TreeVisit<Context>
+  let visit: (TreeEntry) -> TreeVisit
   let failure: (SkipBackupError) -> Void
   var counts = TreeWalkCounts()
 
@@ -115,7 +121,8 @@ private struct TreeWalker<Context>: ~Copyable {
     var descriptor: CInt
     var pathLength: Int
     var depth: Int
-    var context: Context
+    /// What the entries of this directory see as their marked ancestor.
+    var markedAncestorLength: Int?
     /// Unread records copied out of the shared batch before descending.
     var stash: UnsafeMutableRawBufferPointer?
     var stashRecords = DirentRecords()
@@ -126,7 +133,7 @@ private struct TreeWalker<Context>: ~Copyable {
   static var batchSize: Int { 64 * 1024 }
 
   init(
-    options: TreeWalkOptions, visit: @escaping (TreeEntry, Context) -> TreeVisit<Context>,
+    options: TreeWalkOptions, visit: @escaping (TreeEntry) -> TreeVisit,
     failure: @escaping (SkipBackupError) -> Void
   ) {
     self.options = options
@@ -144,7 +151,7 @@ private struct TreeWalker<Context>: ~Copyable {
     path.release()
   }
 
-  mutating func walk(root: FilePath, context: Context) {
+  mutating func walk(root: FilePath) {
     raiseOpenFileLimit()
     path.set(root)
     let follow = options.followRootSymbolicLink
@@ -159,10 +166,10 @@ private struct TreeWalker<Context>: ~Copyable {
     rootDevice = status.st_dev
     let type = FileType(rawValue: status.st_mode & S_IFMT)
     let entry = TreeEntry(
-      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes)
-    guard case .descend(let childContext) = visit(entry, context), type == .directory else {
-      return
-    }
+      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
+      markedAncestorLength: nil)
+    let decision = visit(entry)
+    guard decision != .skipChildren, type == .directory else { return }
     let opened = root.withPlatformString { path in
       valueOrErrno {
         system_openat(CXATTR_AT_FDCWD, path, Self.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
@@ -171,7 +178,9 @@ private struct TreeWalker<Context>: ~Copyable {
     switch opened {
     case .success(let descriptor):
       stack.append(
-        Frame(descriptor: descriptor, pathLength: path.count, depth: 1, context: childContext))
+        Frame(
+          descriptor: descriptor, pathLength: path.count, depth: 1,
+          markedAncestorLength: decision == .descendMarked ? path.count : nil))
       run()
     case .failure(let errno):
       failure(SkipBackupError(errno: errno, call: "openat", path: root))
@@ -245,14 +254,12 @@ private struct TreeWalker<Context>: ~Copyable {
         return
       }
     }
-    let name = FilePath(platformString: record.name)
-    let item = FileItem(name: name, in: FileDescriptor(rawValue: parent.descriptor))
+    let item = FileItem(borrowingEntry: record.name, in: parent.descriptor)
     let entry = TreeEntry(
       type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem, item: item,
-      pathBytes: path.bytes)
-    guard case .descend(let childContext) = visit(entry, parent.context), type == .directory,
-      !otherFilesystem
-    else { return }
+      pathBytes: path.bytes, markedAncestorLength: parent.markedAncestorLength)
+    let decision = visit(entry)
+    guard decision != .skipChildren, type == .directory, !otherFilesystem else { return }
 
     let opened = valueOrErrno {
       system_openat(parent.descriptor, record.name, Self.directoryFlags, 0)
@@ -263,7 +270,8 @@ private struct TreeWalker<Context>: ~Copyable {
       stack.append(
         Frame(
           descriptor: descriptor, pathLength: path.count, depth: parent.depth + 1,
-          context: childContext))
+          markedAncestorLength: decision == .descendMarked
+            ? path.count : parent.markedAncestorLength))
     case .failure(.noSuchFileOrDirectory), .failure(.notDirectory),
       .failure(.tooManySymbolicLinkLevels):
       counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed

@@ -70,8 +70,8 @@ struct ListCommand: ParsableCommand {
         continue
       }
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), context: (),
-        visit: { entry, _ in
+        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem),
+        visit: { entry in
           progress.tick()
           var excluded = false
           if entry.type == .regular || entry.type == .directory {
@@ -88,7 +88,7 @@ struct ListCommand: ParsableCommand {
             output.write(entry.pathBytes)
             output.write(terminator)
           }
-          return excluded ? .skipChildren : .descend(())
+          return excluded ? .skipChildren : .descend
         },
         failure: { diagnostics.report($0) })
     }

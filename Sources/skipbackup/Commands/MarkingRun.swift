@@ -70,8 +70,8 @@ struct MarkingRun {
 
   private func walk(_ root: FilePath, _ counts: inout Counts, _ progress: Progress) {
     let walked = walkTree(
-      root: root, options: items.walkOptions, context: (),
-      visit: { entry, _ in
+      root: root, options: items.walkOptions,
+      visit: { entry in
         progress.tick()
         if entry.isOnOtherFilesystem {
           counts.otherFilesystem += 1
@@ -85,7 +85,7 @@ struct MarkingRun {
         default:
           counts.skipped += 1  // links, devices, FIFOs and sockets keep no user attributes
         }
-        return .descend(())
+        return .descend
       },
       failure: { diagnostics.report($0) })
     counts.vanished += walked.vanished

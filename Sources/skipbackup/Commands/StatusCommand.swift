@@ -60,23 +60,14 @@ struct StatusCommand: ParsableCommand {
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 
-  /// Where an item's inherited exclusion comes from, in a walk.
-  private enum Inheritance {
-    case none
-    /// A directory above the walk's root.
-    case above(FilePath)
-    /// A directory in the walk: the first `length` bytes of the item's path.
-    case within(length: Int)
-  }
-
   private func walk(
     _ root: FilePath, _ above: FilePath?, _ mechanisms: MechanismSet, _ report: StatusReport,
     _ diagnostics: Diagnostics, _ progress: Progress
   ) {
-    let start: Inheritance = above.map { .above($0) } ?? .none
+    let aboveBytes = above?.bytes
     _ = walkTree(
-      root: root, options: items.walkOptions, context: start,
-      visit: { entry, inherited in
+      root: root, options: items.walkOptions,
+      visit: { entry in
         progress.tick()
         var marks = MechanismSet([])
         if entry.type == .regular || entry.type == .directory {
@@ -89,15 +80,11 @@ struct StatusCommand: ParsableCommand {
             return .skipChildren
           }
         }
-        let from: [UInt8]? =
-          switch inherited {
-          case .none: nil
-          case .above(let directory): directory.bytes
-          case .within(let length): Array(entry.pathBytes[..<length])
-          }
-        report.write(entry.pathBytes, marks: marks, inheritedFrom: from)
-        // Below a marked directory, the nearest marked directory is this one.
-        return .descend(marks.isEmpty ? inherited : .within(length: entry.pathBytes.count))
+        // The nearest marked directory: one in the walk, or else one above the root.
+        let inheritedFrom =
+          entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? aboveBytes
+        report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom)
+        return marks.isEmpty ? .descend : .descendMarked
       },
       failure: { diagnostics.report($0) })
   }
