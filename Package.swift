@@ -42,6 +42,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    // Runs one library call in a process of its own, for tests that need
+    // another user than root (EACCES).
+    .executableTarget(
+      name: "skipbackup-probe",
+      dependencies: ["SkipBackup"],
+      path: "Tests/Probe"
+    ),
     // Temporary trees, processes with exact argument bytes, and the peers.
     .target(
       name: "TestSupport",

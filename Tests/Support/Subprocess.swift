@@ -83,6 +83,15 @@ public let skipbackupPath: String = {
   return tool
 }()
 
+/// The library probe built beside the test bundle (Tests/Probe).
+public let probePath: String = URL(fileURLWithPath: skipbackupPath).deletingLastPathComponent()
+  .appendingPathComponent("skipbackup-probe").path
+
+/// Runs the library probe: one library call in its own process.
+public func probe(_ arguments: Argument..., asNobody: Bool = false) -> ProcessResult {
+  run([Argument(probePath)] + arguments, asNobody: asNobody)
+}
+
 /// Runs the skipbackup tool.
 public func skipbackup(
   _ arguments: Argument..., input: [UInt8] = [], asNobody: Bool = false, directory: String? = nil
@@ -97,4 +106,32 @@ public func skipbackup(
 ) -> ProcessResult {
   run(
     [Argument(skipbackupPath)] + arguments, input: input, asNobody: asNobody, directory: directory)
+}
+
+/// Runs `body` on a thread of its own, outside Swift's cooperative pool, so
+/// that it truly runs beside the test; `wait()` joins it.
+public final class BackgroundThread: Sendable {
+  private let finished = Finished()
+
+  private final class Finished: @unchecked Sendable {
+    let condition = NSCondition()
+    var done = false
+  }
+
+  public init(_ body: @escaping @Sendable () -> Void) {
+    let finished = self.finished
+    Thread {
+      body()
+      finished.condition.lock()
+      finished.done = true
+      finished.condition.signal()
+      finished.condition.unlock()
+    }.start()
+  }
+
+  public func wait() {
+    finished.condition.lock()
+    while !finished.done { finished.condition.wait() }
+    finished.condition.unlock()
+  }
 }

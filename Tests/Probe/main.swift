@@ -1,0 +1,57 @@
+// skipbackup-probe: calls one SkipBackup library function and prints what
+// came back, so that tests can run the library as another user (nobody,
+// through setpriv): root bypasses the permission checks behind EACCES.
+//
+//   skipbackup-probe set PATH NAME HEX    ExtendedAttributes.setValue
+//   skipbackup-probe get PATH NAME        ExtendedAttributes.value
+//   skipbackup-probe mark PATH            the resource-value mechanism's mark
+//   skipbackup-probe qa1719 PATH          addSkipBackupAttributeToItem(atPath:)
+//
+// Prints "ok" and any value in hex, or the error's description and then
+// "errno N" on a line of its own; exits 0 or 1.
+
+import Foundation
+import SkipBackup
+
+let arguments = CommandLine.arguments
+func hex(_ bytes: [UInt8]) -> String {
+  bytes.map {
+    String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+  }
+  .joined()
+}
+func bytes(fromHex text: String) -> [UInt8] {
+  var bytes: [UInt8] = []
+  var index = text.startIndex
+  while index < text.endIndex {
+    let next = text.index(index, offsetBy: 2)
+    bytes.append(UInt8(text[index..<next], radix: 16)!)
+    index = next
+  }
+  return bytes
+}
+
+do throws(SkipBackupError) {
+  let path = FilePath(arguments[2])
+  switch arguments[1] {
+  case "set":
+    try ExtendedAttributes(of: FileItem(path: path)).setValue(
+      bytes(fromHex: arguments[4]), of: AttributeName(arguments[3]))
+    print("ok")
+  case "get":
+    let value = try ExtendedAttributes(of: FileItem(path: path)).value(
+      of: AttributeName(arguments[3]))
+    print("ok", value.map(hex) ?? "nil")
+  case "mark":
+    try BackupExcludeItemAttribute().mark(FileItem(path: path))
+    print("ok")
+  case "qa1719":
+    print(addSkipBackupAttributeToItem(atPath: arguments[2]) ? "ok" : "false")
+  default:
+    print("unknown probe \(arguments[1])")
+  }
+} catch {
+  print(error.description)
+  print("errno \(error.errno.rawValue)")
+  exit(1)
+}

@@ -1,0 +1,150 @@
+import Foundation
+import SkipBackup
+import Testing
+import TestSupport
+
+/// Every error of the attribute layer: its errno, and a message that names
+/// the path and says what is wrong.
+@Suite struct ErrorTests {
+  let tree: TemporaryDirectory
+  init() throws { tree = try TemporaryDirectory() }
+
+  func error(_ body: () throws -> Any) -> SkipBackupError? {
+    do {
+      _ = try body()
+      return nil
+    } catch {
+      return error as? SkipBackupError
+    }
+  }
+
+  @Test func missingPath() throws {
+    let path = tree.path + "/nothing here"
+    let failure = try #require(
+      error { try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(path))) })
+    #expect(failure.errno == .noSuchFileOrDirectory)
+    #expect(failure.isNoSuchFile)
+    #expect(failure.description.hasPrefix(path + ": no such file or directory"))
+    #expect(failure.attribute == BackupExcludeItemAttribute.attributeName)
+    #expect(failure.call == "setxattr")
+  }
+
+  @Test func symbolicLink() throws {
+    tree.file("target")
+    let link = tree.path + "/link"
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "target")
+    let item = FileItem(path: FilePath(link), followSymbolicLinks: false)
+    let failure = try #require(error { try BackupExcludeItemAttribute().mark(item) })
+    #expect(failure.errno == .notPermitted)
+    #expect(failure.isSymbolicLinkRefusal)
+    #expect(failure.call == "lsetxattr")
+    #expect(
+      failure.description.hasPrefix(
+        link + ": Linux keeps no user extended attributes on symbolic links"))
+    // Reading a link finds no mark, and that is no error.
+    #expect(try MechanismSet.all.isMarked(item) == false)
+  }
+
+  @Test func fifo() throws {
+    let fifo = tree.path + "/fifo"
+    #expect(mkfifo(fifo, 0o644) == 0)
+    let failure = try #require(
+      error { try MobileBackupAttribute().mark(FileItem(path: FilePath(fifo))) })
+    #expect(failure.errno == .notPermitted)
+    #expect(failure.fileType == .fifo)
+    #expect(
+      failure.description.contains(
+        fifo
+          + ": Linux keeps user extended attributes only on regular files and directories, and this is a FIFO"
+      ))
+  }
+
+  @Test func filesystemWithoutUserAttributes() throws {
+    let path = "/proc/self/comm"
+    let failure = try #require(
+      error { try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(path))) })
+    #expect(failure.errno == .notSupported)
+    #expect(
+      failure.description.hasPrefix(
+        path + ": the filesystem here keeps no user extended attributes"))
+    // Nothing there can be marked, so it reads as unmarked, and clearing is no error.
+    #expect(try MechanismSet.all.isMarked(FileItem(path: FilePath(path))) == false)
+    #expect(try MechanismSet.all.clear(FileItem(path: FilePath(path))) == false)
+  }
+
+  @Test func nameOutsideAnyNamespace() throws {
+    let file = tree.file("a")
+    let failure = try #require(
+      error {
+        try ExtendedAttributes(of: FileItem(path: FilePath(file))).setValue(
+          [1], of: "com.apple.MobileBackup")
+      })
+    #expect(failure.errno == .notSupported)
+    #expect(
+      failure.description.hasPrefix(
+        file + ": 'com.apple.MobileBackup' is in no namespace Linux knows"))
+  }
+
+  @Test func noSpaceForTheValue() throws {
+    let file = tree.file("a")
+    let attributes = ExtendedAttributes(of: FileItem(path: FilePath(file)))
+    let failure = try #require(
+      error {
+        try attributes.setValue([UInt8](repeating: 1, count: 5000), of: "user.big")
+      })
+    #expect(failure.errno == .noSpace)
+    #expect(failure.description.hasPrefix(file + ": no space left for extended attributes"))
+    let tooBig = try #require(
+      error {
+        try attributes.setValue([UInt8](repeating: 1, count: 70_000), of: "user.big")
+      })
+    #expect(tooBig.errno == .argListTooLong)
+    #expect(
+      tooBig.description.hasPrefix(
+        file + ": the attribute value is larger than the filesystem allows"))
+  }
+
+  @Test func immutableFile() throws {
+    let file = tree.file("a")
+    guard run(["chattr", "+i", Argument(file)]).status == 0 else { return }  // needs root
+    defer { _ = run(["chattr", "-i", Argument(file)]) }
+    let failure = try #require(
+      error { try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(file))) })
+    #expect(failure.errno == .notPermitted)
+    #expect(failure.description.contains("immutable"))
+  }
+
+  /// Root bypasses permissions; the probe runs the library as nobody.
+  @Test func permissionDeniedAsAnUnprivilegedUser() throws {
+    let file = tree.file("root-owned")
+    chmod(file, 0o644)
+    let write = probe("set", Argument(file), Argument(Names.legacy), "01", asNobody: true)
+    #expect(write.status == 1, "\(write)")
+    #expect(write.lines.first?.hasPrefix(file + ": permission denied") == true, "\(write)")
+    #expect(write.lines.last == "errno 13")
+    #expect(getfattr(file, Names.legacy) == nil)
+
+    chmod(file, 0o600)
+    setfattr(file, Names.legacy, hex: "01")
+    let read = probe("get", Argument(file), Argument(Names.legacy), asNobody: true)
+    #expect(read.status == 1, "\(read)")
+    #expect(read.lines.first?.hasPrefix(file + ": permission denied") == true, "\(read)")
+
+    chmod(file, 0o666)
+    let allowed = probe("set", Argument(file), "user.by-nobody", "02", asNobody: true)
+    #expect(allowed.status == 0, "\(allowed)")
+    #expect(getfattrHex(file, "user.by-nobody") == "0x02")
+  }
+
+  @Test func qa1719PrintsTheErrorAndReturnsFalse() throws {
+    let missing = tree.path + "/gone.db"
+    let result = probe("qa1719", Argument(missing))
+    #expect(result.output == "false\n")
+    #expect(
+      result.errors.hasPrefix(
+        "Error excluding gone.db from backup " + missing + ": no such file or directory"))
+    let present = tree.file("present.db")
+    #expect(probe("qa1719", Argument(present)).output == "ok\n")
+    #expect(getfattrHex(present, Names.resource) == "0x" + Names.resourceValueHex)
+  }
+}
