@@ -77,10 +77,10 @@ public func hex(_ bytes: [UInt8]) -> String {
 /// modification time and every other attribute.
 public struct Fingerprint: Equatable, CustomStringConvertible {
   public var contents: Data?
-  public var modification: timespec_pair
+  public var modification: Timestamp
   public var attributes: [String]
 
-  public struct timespec_pair: Equatable {
+  public struct Timestamp: Equatable {
     var seconds: Int
     var nanoseconds: Int
   }
@@ -89,7 +89,7 @@ public struct Fingerprint: Equatable, CustomStringConvertible {
     contents = FileManager.default.contents(atPath: path)
     var status = stat()
     lstat(path, &status)
-    modification = timespec_pair(
+    modification = Timestamp(
       seconds: status.st_mtim.tv_sec, nanoseconds: status.st_mtim.tv_nsec)
     attributes = getfattrDump(path).filter { line in !ignored.contains { line.hasPrefix($0 + "=") }
     }

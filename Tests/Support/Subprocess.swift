@@ -59,7 +59,7 @@ public func run(
   posix_spawn_file_actions_addopen(&actions, 1, scratch.path + "/stdout", O_WRONLY | O_CREAT, 0o600)
   posix_spawn_file_actions_addopen(&actions, 2, scratch.path + "/stderr", O_WRONLY | O_CREAT, 0o600)
   let cStrings = argv.map { bytes in strdup(bytes.map { CChar(bitPattern: $0) } + [0]) }
-  defer { cStrings.forEach { free($0) } }
+  defer { for string in cStrings { free(string) } }
   var pointers = cStrings + [nil]
   var pid: pid_t = 0
   let spawned = posix_spawnp(&pid, pointers[0]!, &actions, nil, &pointers, environ)

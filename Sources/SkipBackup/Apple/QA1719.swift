@@ -57,14 +57,7 @@ private func addSkipBackupAttributeToItem(
 
 /// Apple's sample prints "Error excluding NAME from backup ERROR".
 private func reportSkipBackupFailure(name: String, _ error: SkipBackupError) {
-  var standardError = FileHandle.standardError
-  print("Error excluding \(name) from backup \(error)", to: &standardError)
-}
-
-extension FileHandle: @retroactive TextOutputStream {
-  public func write(_ string: String) {
-    write(Data(string.utf8))
-  }
+  FileHandle.standardError.write(Data("Error excluding \(name) from backup \(error)\n".utf8))
 }
 
 /// How an app keeps data on the device but out of backups on one iOS version,
