@@ -9,7 +9,7 @@ extension FilePath {
   /// Any attribute mark counts: the iOS 5.1 resource value, iOS 5.0.1's
   /// `com.apple.MobileBackup`, and `user.xdg.robots.backup=false`. A mark on a
   /// directory above the item is not the item's own (as on Apple's platforms);
-  /// ``MechanismSet/status(of:followSymbolicLinks:)`` tells about those. A
+  /// `MechanismSet.status(of:followSymbolicLinks:)` tells about those. A
   /// symbolic link is followed: Linux keeps no user attributes on links.
   ///
   ///     let cache: FilePath = "/var/lib/app/cache"

@@ -66,10 +66,10 @@ public enum SkipBackupSupport: Hashable, Sendable {
   /// iOS 5.0 and earlier: nothing marks an item; keep the data in
   /// `Library/Caches`, which is not backed up (and may be purged).
   case cachesDirectoryOnly
-  /// iOS 5.0.1: the `com.apple.MobileBackup` attribute (``MobileBackupAttribute``).
+  /// iOS 5.0.1: the `com.apple.MobileBackup` attribute (`MobileBackupAttribute`).
   case mobileBackupAttribute
   /// iOS 5.1 and later: the `isExcludedFromBackup` resource value
-  /// (``BackupExcludeItemAttribute``).
+  /// (`BackupExcludeItemAttribute`).
   case excludedFromBackupResourceValue
 
   /// The mechanism to mark with, or `nil` for iOS 5.0 and earlier.

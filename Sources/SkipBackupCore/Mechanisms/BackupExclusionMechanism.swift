@@ -33,7 +33,7 @@ public protocol BackupExclusionMechanism: Sendable {
 public protocol ExtendedAttributeMechanism: BackupExclusionMechanism {
   /// The attribute, under its Linux name (with the `user.` prefix).
   var attributeName: AttributeName { get }
-  /// The exact bytes ``mark(_:)`` writes.
+  /// The exact bytes the mark writes.
   var markValue: [UInt8] { get }
   /// Whether the attribute counts as a mark whatever its value, so that a
   /// reader need not fetch the value.
