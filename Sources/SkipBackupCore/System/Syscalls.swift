@@ -238,3 +238,25 @@ internal func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt 
 internal func system_umask(_ mask: mode_t) -> mode_t {
   umask(mask)
 }
+
+// MARK: - Threads
+
+internal func system_pthread_create(
+  _ thread: UnsafeMutablePointer<pthread_t>,
+  _ start: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
+  _ argument: UnsafeMutableRawPointer?
+) -> CInt {
+  pthread_create(thread, nil, start, argument)
+}
+
+internal func system_pthread_join(_ thread: pthread_t) -> CInt {
+  pthread_join(thread, nil)
+}
+
+internal func system_usleep(_ microseconds: useconds_t) -> CInt {
+  usleep(microseconds)
+}
+
+internal func system_sysconf(_ name: CInt) -> Int {
+  sysconf(name)
+}

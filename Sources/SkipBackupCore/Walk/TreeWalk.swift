@@ -100,7 +100,7 @@ package func walkTree(
   }
 }
 
-private struct TreeWalker: ~Copyable {
+struct TreeWalker: ~Copyable {
   let options: TreeWalkOptions
   let visit: (TreeEntry) -> TreeVisit
   let failure: (SkipBackupError) -> Void
@@ -116,6 +116,10 @@ private struct TreeWalker: ~Copyable {
   /// Copies of unread records for levels that were left to descend.
   var spareStashes: [UnsafeMutableRawBufferPointer] = []
   var rootDevice: dev_t = 0
+  /// Other walkers this one may hand directories to, when the walk is parallel.
+  var sharing: WorkSharing?
+  /// Entries visited, until other walkers are started.
+  var visited = 0
 
   struct Frame {
     var descriptor: CInt
@@ -164,6 +168,7 @@ private struct TreeWalker: ~Copyable {
       return
     }
     rootDevice = status.st_dev
+    sharing?.rootDevice = status.st_dev
     let type = FileType(rawValue: status.st_mode & S_IFMT)
     let entry = TreeEntry(
       type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
@@ -188,6 +193,17 @@ private struct TreeWalker: ~Copyable {
   }
 
   static var directoryFlags: CInt { O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK }
+
+  /// Walks a directory another walker opened and handed over: its entries
+  /// and everything below them.
+  mutating func resume(_ task: WorkSharing.Task) {
+    path.set(bytes: task.path)
+    stack.append(
+      Frame(
+        descriptor: task.descriptor, pathLength: path.count, depth: task.depth,
+        markedAncestorLength: task.markedAncestorLength))
+    run()
+  }
 
   /// Walks until every open directory is done.
   mutating func run() {
@@ -259,6 +275,10 @@ private struct TreeWalker: ~Copyable {
       type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem, item: item,
       pathBytes: path.bytes, markedAncestorLength: parent.markedAncestorLength)
     let decision = visit(entry)
+    if let sharing {
+      visited += 1
+      if visited == sharing.threshold { sharing.startHelpers() }
+    }
     guard decision != .skipChildren, type == .directory, !otherFilesystem else { return }
 
     let opened = valueOrErrno {
@@ -266,12 +286,22 @@ private struct TreeWalker: ~Copyable {
     }
     switch opened {
     case .success(let descriptor):
+      let markedAncestorLength =
+        decision == .descendMarked ? path.count : parent.markedAncestorLength
+      // An idle walker takes the directory; otherwise this one goes down into it.
+      if let sharing, sharing.wantsWork,
+        sharing.offer(
+          WorkSharing.Task(
+            descriptor: descriptor, path: Array(path.bytes), depth: parent.depth + 1,
+            markedAncestorLength: markedAncestorLength))
+      {
+        return
+      }
       keepUnreadRecords(of: top)
       stack.append(
         Frame(
           descriptor: descriptor, pathLength: path.count, depth: parent.depth + 1,
-          markedAncestorLength: decision == .descendMarked
-            ? path.count : parent.markedAncestorLength))
+          markedAncestorLength: markedAncestorLength))
     case .failure(.noSuchFileOrDirectory), .failure(.notDirectory),
       .failure(.tooManySymbolicLinkLevels):
       counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed
@@ -323,7 +353,7 @@ private func raiseOpenFileLimit() {
 }
 
 /// A growable, NUL-terminated byte buffer for the current path.
-private struct PathBuffer: ~Copyable {
+struct PathBuffer: ~Copyable {
   private var storage: UnsafeMutablePointer<UInt8>
   private var capacity: Int
   private(set) var count = 0
@@ -340,6 +370,12 @@ private struct PathBuffer: ~Copyable {
 
   var filePath: FilePath {
     FilePath(platformString: UnsafeRawPointer(storage).assumingMemoryBound(to: CChar.self))
+  }
+
+  /// A path handed over by another walker.
+  mutating func set(bytes: [UInt8]) {
+    count = 0
+    bytes.withUnsafeBytes { append($0.baseAddress!, $0.count) }
   }
 
   /// The root as given, without trailing slashes (but `/` stays `/`).
