@@ -79,15 +79,27 @@ import TestSupport
     #expect(peerMarks(directory) == targetMarks)
   }
 
-  @Test func aFIFOGivenAsAPathFailsWithWhatItIs() throws {
+  @Test(arguments: [["mark"], ["mark", "-R"], ["mark", "-R", "-v"]])
+  func aFIFOOrSocketGivenAsAPathFailsWithWhatItIs(command: [String]) throws {
+    // -R skips special files met on the way, but one given as PATH fails as without -R.
     let tree = try TemporaryDirectory()
     let fifo = tree.fifo("fifo")
-    let result = skipbackup("mark", Argument(fifo))
-    #expect(result.status == 1)
+    let socket = tree.socket("socket")
+    let file = tree.file("file")
+    let result = skipbackup(
+      arguments: command.map { Argument($0) } + [Argument(fifo), Argument(socket), Argument(file)])
+    #expect(result.status == 1, "\(result)")
+    let refusal =
+      "Linux keeps user extended attributes only on regular files and directories, and this is "
+    #expect(diagnostic(result, naming: fifo)?.hasPrefix(refusal + "a FIFO") == true, "\(result)")
     #expect(
-      diagnostic(result, naming: fifo)?.hasPrefix(
-        "Linux keeps user extended attributes only on regular files and directories, and this is a FIFO"
-      ) == true, "\(result)")
+      diagnostic(result, naming: socket)?.hasPrefix(refusal + "a socket") == true, "\(result)")
+    #expect(peerMarks(file) == [.resource])
+    if command.contains("-v") {
+      #expect(
+        result.errors.hasSuffix(
+          "skipped 0 (symbolic links, devices, FIFOs and sockets), errors 2\n"))
+    }
   }
 
   @Test func procKeepsNoUserAttributes() throws {

@@ -82,6 +82,10 @@ struct MarkingRun {
           apply(entry.item, entry, &counts)
         case .symbolicLink where entry.depth == 0:
           diagnostics.report(symbolicLinkError(entry.item))
+        case _ where entry.depth == 0:
+          // A device, FIFO or socket given as PATH is handled as without -R:
+          // the kernel's refusal is reported, not counted as skipped.
+          apply(entry.item, entry, &counts)
         default:
           counts.skipped += 1  // links, devices, FIFOs and sockets keep no user attributes
         }
