@@ -16,6 +16,7 @@ struct MarkingRun {
   let action: Action
   let mechanisms: MechanismSet
   let items: ItemOptions
+  let paths: PathArguments
   let reporting: ReportingOptions
   let dryRun: Bool
 
@@ -23,12 +24,13 @@ struct MarkingRun {
   private let diagnostics = Diagnostics()
 
   init(
-    action: Action, mechanisms: MechanismSet, items: ItemOptions, reporting: ReportingOptions,
-    dryRun: Bool
+    action: Action, mechanisms: MechanismSet, items: ItemOptions, paths: PathArguments,
+    reporting: ReportingOptions, dryRun: Bool
   ) {
     self.action = action
     self.mechanisms = mechanisms
     self.items = items
+    self.paths = paths
     self.reporting = reporting
     self.dryRun = dryRun
   }
@@ -45,7 +47,7 @@ struct MarkingRun {
     var counts = Counts()
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
     diagnostics.beforeWriting = { progress.erase() }
-    items.forEachPath(diagnostics) { path in
+    items.forEachPath(paths, diagnostics) { path in
       if items.recursive {
         walk(path, &counts, progress)
       } else {

@@ -34,6 +34,11 @@ struct StatusCommand: ParsableCommand {
   var format: Format = .text
 
   @OptionGroup var reporting: ReportingOptions
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
 
   func run() throws {
     let report = StatusReport(format: format, verbose: reporting.verbose)
@@ -41,7 +46,7 @@ struct StatusCommand: ParsableCommand {
     let mechanisms = try mechanisms.mechanisms(default: .all)
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
     diagnostics.beforeWriting = { progress.erase() }
-    items.forEachPath(diagnostics) { path in
+    items.forEachPath(paths, diagnostics) { path in
       do throws(SkipBackupError) {
         if items.recursive {
           let above = try mechanisms.markedAncestor(
