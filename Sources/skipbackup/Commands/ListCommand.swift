@@ -22,7 +22,7 @@ struct ListCommand: ParsableCommand {
 
     static func help(for value: Selection) -> ArgumentHelp? {
       switch value {
-      case .excluded: "Print the topmost excluded items (the default)."
+      case .excluded: "Print the topmost excluded items."
       case .included: "Print every item that no mark excludes."
       }
     }

@@ -79,15 +79,16 @@ struct PathArguments: ParsableArguments {
   var paths: [String] = []
 }
 
-/// `-v` and `-q`.
+/// `-v` and `-q` of mark and clear.
 struct ReportingOptions: ParsableArguments {
   @Flag(
     name: [.customShort("v"), .long],
-    help: "Say more: each change, which marks, and a summary at the end.")
+    help:
+      "Print each item that changes, and end with a summary of the counts on standard error.")
   var verbose = false
 
   @Flag(
-    name: [.customShort("q"), .long], help: "Show no progress line on a long run, and no notes.")
+    name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
   var quiet = false
 
   mutating func validate() throws {
