@@ -177,22 +177,34 @@ import TestSupport
     withExtendedLifetime(tree) {}
   }
 
-  // MARK: - Items that vanish during the walk
+  // MARK: - Items that vanish or are swapped during the walk
 
-  /// Runs the tool on a directory of 6,000 files (each with the xdg mark,
-  /// for `clear`) with stdout on a pipe that
+  /// Runs the tool on a directory of many entries with stdout on a pipe that
   /// nobody reads until the tool blocks writing to it, mid-walk, with the
-  /// rest of a directory listing read but not yet visited. Then deletes every
-  /// file, drains the pipe, and prints the exit status and standard error.
+  /// rest of a directory listing read but not yet visited. Then changes the
+  /// directory, drains the pipe, and prints the exit status, the number of
+  /// lines the tool printed, and its standard error.
+  ///
+  /// `delete`: 6,000 files, all deleted. `swap`: 3,000 directories, each
+  /// moved out of the tree and replaced by a symbolic link to OUTSIDE. Each
+  /// entry has the xdg mark when the tool clears, so that it prints them.
   ///
   /// Nothing here depends on timing: the tool cannot go on until the pipe is
-  /// drained, and the files are gone before it is.
-  private static let deleteDuringWalk = """
+  /// drained, and the change is made before it is.
+  ///
+  ///     python3 -c SCRIPT delete|swap DIRECTORY OUTSIDE TOOL ARGUMENTS...
+  private static let changeDuringWalk = """
     import array, fcntl, os, subprocess, sys, termios, time
-    arguments, directory = sys.argv[1:-1], sys.argv[-1]
-    for i in range(6000):
-        path = os.path.join(directory, "file-%05d-" % i + "x" * 80)
-        open(path, "w").close()
+    mode, directory, outside, arguments = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    names = []
+    for i in range(6000 if mode == "delete" else 3000):
+        name = "entry-%05d-" % i + "x" * 80
+        names.append(name)
+        path = os.path.join(directory, name)
+        if mode == "delete":
+            open(path, "w").close()
+        else:
+            os.mkdir(path)
         if "clear" in arguments:
             os.setxattr(path, "user.xdg.robots.backup", b"false")
     read_end, write_end = os.pipe()
@@ -219,8 +231,15 @@ import TestSupport
         last = now
     if tool.poll() is not None:
         sys.exit("the tool ended before it blocked")
-    for name in os.listdir(directory):
-        os.unlink(os.path.join(directory, name))
+    if mode == "delete":
+        for name in names:
+            os.unlink(os.path.join(directory, name))
+    else:
+        moved = os.path.join(os.path.dirname(outside), "moved")
+        os.mkdir(moved)
+        for name in names:
+            os.rename(os.path.join(directory, name), os.path.join(moved, name))
+            os.symlink(outside, os.path.join(directory, name))
     output = 0
     while True:
         chunk = os.read(read_end, 65536)
@@ -233,32 +252,66 @@ import TestSupport
     sys.stdout.write(errors)
     """
 
+  /// Runs `changeDuringWalk`; returns the tool's exit status, how many
+  /// lines it printed, and its standard error's lines.
+  private func changeDuringWalk(
+    _ mode: String, _ command: [String], sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> (status: String, printed: Int, errors: [String], outside: String) {
+    let tree = try TemporaryDirectory()
+    let root = tree.directory("root")
+    let directory = tree.directory("root/entries")
+    let outside = tree.directory("outside")
+    tree.file("outside/file")
+    if command[0] == "clear" { setfattr(directory, .xdg) }
+    let result = python(
+      Self.changeDuringWalk,
+      [Argument(mode), Argument(directory), Argument(outside), Argument(skipbackupPath)]
+        + command.map { Argument($0) } + [Argument(root)])
+    try #require(result.status == 0, "\(result)", sourceLocation: sourceLocation)
+    let lines = result.lines
+    let printed = Int(lines[1]) ?? 0
+    #expect(printed > 0, "\(result)", sourceLocation: sourceLocation)
+    // Whatever happened, nothing outside the tree was marked.
+    #expect(peerMarks(outside).isEmpty, sourceLocation: sourceLocation)
+    #expect(peerMarks(outside + "/file").isEmpty, sourceLocation: sourceLocation)
+    return (lines[0], printed, Array(lines.dropFirst(2)), outside)
+  }
+
   @Test(arguments: [
     ["mark", "-R", "-v"], ["status", "-R"], ["list", "--included"],
     ["clear", "-R", "-v", "-m", "xdg"],
   ])
   func filesDeletedDuringTheWalkAreNoError(command: [String]) throws {
-    let tree = try TemporaryDirectory()
-    let root = tree.directory("root")
-    let many = tree.directory("root/many")
-    if command[0] == "clear" { setfattr(many, .xdg) }
-    let result = python(
-      Self.deleteDuringWalk,
-      [Argument(skipbackupPath)] + command.map { Argument($0) } + [Argument(root), Argument(many)])
-    try #require(result.status == 0, "\(result)")
-    let lines = result.lines
-    #expect(lines[0] == "0", "exit status: \(result)")
-    let printed = Int(lines[1]) ?? 0
-    #expect(printed > 0 && printed < 6000, "the walk was stopped part way: \(result)")
-    let errors = lines.dropFirst(2)
+    let run = try changeDuringWalk("delete", command)
+    #expect(run.status == "0", "\(run)")
+    #expect(run.printed < 6000, "the deletion came part way through the walk: \(run)")
     if command.contains("-v") {
       // The summary counts the files that were listed but gone when visited.
-      let summary = try #require(errors.first, "\(result)")
-      #expect(errors.count == 1, "\(result)")
+      #expect(run.errors.count == 1, "\(run)")
+      let summary = try #require(run.errors.first)
       #expect(summary.contains(", vanished "), "\(summary)")
       #expect(summary.hasSuffix(", errors 0"), "\(summary)")
     } else {
-      #expect(errors.isEmpty, "\(result)")
+      #expect(run.errors.isEmpty, "\(run)")
+    }
+  }
+
+  @Test(arguments: [
+    ["mark", "-R", "-v"], ["status", "-R"], ["list", "--included"], ["clear", "-R", "-v"],
+  ])
+  func directoriesSwappedForLinksDuringTheWalkAreNeitherFollowedNorErrors(command: [String])
+    throws
+  {
+    // Entries listed as directories, then replaced by links out of the tree
+    // before the walk reaches them: skipped as links met on the way are.
+    let run = try changeDuringWalk("swap", command)
+    #expect(run.status == "0", "\(run)")
+    if command.contains("-v") {
+      #expect(run.errors.count == 1, "\(run)")
+      let summary = try #require(run.errors.first)
+      #expect(summary.hasSuffix(", errors 0"), "\(summary)")
+    } else {
+      #expect(run.errors.isEmpty, "\(run)")
     }
   }
 

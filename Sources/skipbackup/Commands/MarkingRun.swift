@@ -81,13 +81,13 @@ struct MarkingRun {
         }
         switch entry.type {
         case .regular, .directory:
-          apply(entry.item, entry, &counts)
+          guard apply(entry.item, entry, &counts) else { return .skipChildren }
         case .symbolicLink where entry.depth == 0:
           diagnostics.report(symbolicLinkError(entry.item))
         case _ where entry.depth == 0:
           // A device, FIFO or socket given as PATH is handled as without -R:
           // the kernel's refusal is reported, not counted as skipped.
-          apply(entry.item, entry, &counts)
+          _ = apply(entry.item, entry, &counts)
         default:
           counts.skipped += 1  // links, devices, FIFOs and sockets keep no user attributes
         }
@@ -97,14 +97,23 @@ struct MarkingRun {
     counts.vanished += walked.vanished
   }
 
-  private func apply(_ item: FileItem, _ entry: TreeEntry, _ counts: inout Counts) {
+  /// Marks or clears an entry of a walk; returns whether the walk may go on
+  /// into it: not when it is gone, or has been replaced by a symbolic link or
+  /// a special file since its directory was listed.
+  private func apply(_ item: FileItem, _ entry: TreeEntry, _ counts: inout Counts) -> Bool {
     do {
       try apply(item, &counts) { entry.path }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
+      return false
+    } catch  where error.isRefusalOfASpecialFile && entry.depth > 0 {
+      // Swapped in during the walk: skipped as if met on the way, and not followed.
+      counts.skipped += 1
+      return false
     } catch {
       diagnostics.report(entry.depth > 0 ? entry.located(error) : error)
     }
+    return true
   }
 
   private func apply(_ item: FileItem, _ path: FilePath, _ counts: inout Counts) {
@@ -170,3 +179,12 @@ struct MarkingRun {
 #elseif canImport(Musl)
   import Musl
 #endif
+
+extension SkipBackupError {
+  /// Whether the kernel refused because the item is a symbolic link, a
+  /// device, a FIFO or a socket, which keep no user attributes.
+  fileprivate var isRefusalOfASpecialFile: Bool {
+    guard errno == .notPermitted, let fileType else { return false }
+    return fileType != .regular && fileType != .directory
+  }
+}
