@@ -2,6 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `skipbackup status`: the tmutil line, -v, JSON Lines, and marks made by
 /// setfattr, not by the tool.
 @Suite struct StatusTests {
@@ -223,6 +227,30 @@ import TestSupport
     let objects = jsonObjects(below)
     #expect(objects.count == 2)
     #expect(objects.allSatisfy { $0["inherited_from"] as? String == cache })
+  }
+
+  @Test func aDirectoryNameThatIsNotUTF8KeepsItsBytesInInheritedFrom() throws {
+    // path_base64 is the contract's; a non-UTF-8 inherited_from gets
+    // inherited_from_base64 the same way, so that no byte is lost.
+    let tree = try TemporaryDirectory()
+    let name: [UInt8] = [0x63, 0xE9, 0x2F]  // "c", Latin-1 "é", then "/"
+    let directory = tree.bytes(Array(name.dropLast()))
+    precondition(mkdir(directory.map { CChar(bitPattern: $0) } + [0], 0o755) == 0)
+    setfattr(directory, .resource)
+    let child = tree.file(named: name + "plain".bytes)
+    let result = skipbackup("status", "--format", "json", Argument(bytes: child))
+    #expect(result.status == 0, "\(result)")
+    let object = try #require(jsonObjects(result).first)
+    #expect(
+      Set(object.keys) == [
+        "path", "path_base64", "excluded", "marks", "inherited_from", "inherited_from_base64",
+      ])
+    #expect(pathBytes(of: object) == child)
+    let inherited = (object["inherited_from_base64"] as? String).flatMap {
+      Data(base64Encoded: $0)
+    }
+    #expect(inherited.map(Array.init) == directory)
+    #expect(object["inherited_from"] as? String == String(decoding: directory, as: UTF8.self))
   }
 
   @Test func exitStatusSaysWhetherEveryItemWasRead() throws {
