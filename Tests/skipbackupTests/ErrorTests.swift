@@ -33,6 +33,31 @@ import TestSupport
     }
   }
 
+  @Test func messagesComeInOrderWithTheOutput() throws {
+    // Standard output is buffered; a message must not overtake what was
+    // printed before it when both go to one log.
+    let tree = try TemporaryDirectory()
+    for name in ["m1", "m2", "s1", "s2", "l1", "l2"] { tree.file(name) }
+    for (command, expected) in [
+      (
+        "mark -v m1 gone m2",
+        ["marked m1", "skipbackup: gone: no such file", "marked m2", "skipbackup: marked 2,"]
+      ),
+      (
+        "status s1 gone s2",
+        ["[Included]    s1", "skipbackup: gone: no such file", "[Included]    s2"]
+      ),
+      ("list --included l1 gone l2", ["l1", "skipbackup: gone: no such file", "l2"]),
+    ] {
+      let result = shell("\"$SKIPBACKUP\" \(command) 2>&1", directory: tree.path)
+      #expect(result.status == 1, "\(result)")
+      #expect(result.lines.count == expected.count, "\(command): \(result)")
+      for (line, prefix) in zip(result.lines, expected) {
+        #expect(line.hasPrefix(prefix), "\(command): \(result)")
+      }
+    }
+  }
+
   @Test func aMissingRootOfAListFails() throws {
     let tree = try TemporaryDirectory()
     let missing = tree.path + "/missing"

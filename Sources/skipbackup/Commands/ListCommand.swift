@@ -55,7 +55,10 @@ struct ListCommand: ParsableCommand {
     let output = Output()
     let diagnostics = Diagnostics()
     let progress = Progress(enabled: !quiet)
-    diagnostics.beforeWriting = { progress.erase() }
+    diagnostics.beforeWriting = {
+      progress.erase()
+      output.flush()  // what came before the message is written before it
+    }
     let terminator = null ? 0 : UInt8(ascii: "\n")
     let wantsExcluded = selection == .excluded
     for root in roots.map(RawArguments.path) {

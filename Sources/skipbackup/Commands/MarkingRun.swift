@@ -46,7 +46,10 @@ struct MarkingRun {
   func run() throws {
     var counts = Counts()
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
-    diagnostics.beforeWriting = { progress.erase() }
+    diagnostics.beforeWriting = {
+      progress.erase()
+      output.flush()  // what came before the message is written before it
+    }
     items.forEachPath(paths, diagnostics) { path in
       if items.recursive {
         walk(path, &counts, progress)

@@ -54,7 +54,10 @@ struct StatusCommand: ParsableCommand {
     let diagnostics = Diagnostics()
     let mechanisms = try mechanisms.mechanisms(default: .all)
     let progress = Progress(enabled: items.recursive && !quiet)
-    diagnostics.beforeWriting = { progress.erase() }
+    diagnostics.beforeWriting = {
+      progress.erase()
+      report.output.flush()  // what came before the message is written before it
+    }
     items.forEachPath(paths, diagnostics) { path in
       do throws(SkipBackupError) {
         if items.recursive {
