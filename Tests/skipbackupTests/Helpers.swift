@@ -6,6 +6,11 @@ import TestSupport
   import Glibc
 #endif
 
+/// The end-to-end tests of the skipbackup tool, the built binary run in
+/// temporary trees: `swift test --filter CLITests`. Each topic is a suite
+/// nested here, in its own file.
+@Suite struct CLITests {}
+
 // Helpers for the end-to-end tests of the skipbackup tool: trees with
 // symbolic links, FIFOs and odd names, what the peers (getfattr, setfattr,
 // Python) see, and small byte utilities.
