@@ -23,11 +23,16 @@ struct ClearCommand: ParsableCommand {
   var dryRun = false
 
   @OptionGroup var reporting: ReportingOptions
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
 
   func run() throws {
     try MarkingRun(
       action: .clear, mechanisms: mechanisms.mechanisms(default: .all),
-      items: items, reporting: reporting, dryRun: dryRun
+      items: items, paths: paths, reporting: reporting, dryRun: dryRun
     ).run()
   }
 }

@@ -22,7 +22,7 @@ struct ListCommand: ParsableCommand {
 
     static func help(for value: Selection) -> ArgumentHelp? {
       switch value {
-      case .excluded: "Print the topmost excluded items (the default)."
+      case .excluded: "Print the topmost excluded items."
       case .included: "Print every item that no mark excludes."
       }
     }
@@ -55,7 +55,10 @@ struct ListCommand: ParsableCommand {
     let output = Output()
     let diagnostics = Diagnostics()
     let progress = Progress(enabled: !quiet)
-    diagnostics.beforeWriting = { progress.erase() }
+    diagnostics.beforeWriting = {
+      progress.erase()
+      output.flush()  // what came before the message is written before it
+    }
     let terminator = null ? 0 : UInt8(ascii: "\n")
     let wantsExcluded = selection == .excluded
     for root in roots.map(RawArguments.path) {

@@ -23,11 +23,16 @@ struct MarkCommand: ParsableCommand {
   var dryRun = false
 
   @OptionGroup var reporting: ReportingOptions
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
 
   func run() throws {
     try MarkingRun(
       action: .mark, mechanisms: mechanisms.mechanisms(default: MechanismSet([.resource])),
-      items: items, reporting: reporting, dryRun: dryRun
+      items: items, paths: paths, reporting: reporting, dryRun: dryRun
     ).run()
   }
 }

@@ -16,6 +16,7 @@ struct MarkingRun {
   let action: Action
   let mechanisms: MechanismSet
   let items: ItemOptions
+  let paths: PathArguments
   let reporting: ReportingOptions
   let dryRun: Bool
 
@@ -23,12 +24,13 @@ struct MarkingRun {
   private let diagnostics = Diagnostics()
 
   init(
-    action: Action, mechanisms: MechanismSet, items: ItemOptions, reporting: ReportingOptions,
-    dryRun: Bool
+    action: Action, mechanisms: MechanismSet, items: ItemOptions, paths: PathArguments,
+    reporting: ReportingOptions, dryRun: Bool
   ) {
     self.action = action
     self.mechanisms = mechanisms
     self.items = items
+    self.paths = paths
     self.reporting = reporting
     self.dryRun = dryRun
   }
@@ -44,8 +46,11 @@ struct MarkingRun {
   func run() throws {
     var counts = Counts()
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
-    diagnostics.beforeWriting = { progress.erase() }
-    items.forEachPath(diagnostics) { path in
+    diagnostics.beforeWriting = {
+      progress.erase()
+      output.flush()  // what came before the message is written before it
+    }
+    items.forEachPath(paths, diagnostics) { path in
       if items.recursive {
         walk(path, &counts, progress)
       } else {
@@ -79,9 +84,13 @@ struct MarkingRun {
         }
         switch entry.type {
         case .regular, .directory:
-          apply(entry.item, entry, &counts)
+          guard apply(entry.item, entry, &counts) else { return .skipChildren }
         case .symbolicLink where entry.depth == 0:
           diagnostics.report(symbolicLinkError(entry.item))
+        case _ where entry.depth == 0:
+          // A device, FIFO or socket given as PATH is handled as without -R:
+          // the kernel's refusal is reported, not counted as skipped.
+          _ = apply(entry.item, entry, &counts)
         default:
           counts.skipped += 1  // links, devices, FIFOs and sockets keep no user attributes
         }
@@ -91,14 +100,23 @@ struct MarkingRun {
     counts.vanished += walked.vanished
   }
 
-  private func apply(_ item: FileItem, _ entry: TreeEntry, _ counts: inout Counts) {
+  /// Marks or clears an entry of a walk; returns whether the walk may go on
+  /// into it: not when it is gone, or has been replaced by a symbolic link or
+  /// a special file since its directory was listed.
+  private func apply(_ item: FileItem, _ entry: TreeEntry, _ counts: inout Counts) -> Bool {
     do {
       try apply(item, &counts) { entry.path }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
+      return false
+    } catch  where error.isRefusalOfASpecialFile && entry.depth > 0 {
+      // Swapped in during the walk: skipped as if met on the way, and not followed.
+      counts.skipped += 1
+      return false
     } catch {
       diagnostics.report(entry.depth > 0 ? entry.located(error) : error)
     }
+    return true
   }
 
   private func apply(_ item: FileItem, _ path: FilePath, _ counts: inout Counts) {
@@ -164,3 +182,12 @@ struct MarkingRun {
 #elseif canImport(Musl)
   import Musl
 #endif
+
+extension SkipBackupError {
+  /// Whether the kernel refused because the item is a symbolic link, a
+  /// device, a FIFO or a socket, which keep no user attributes.
+  fileprivate var isRefusalOfASpecialFile: Bool {
+    guard errno == .notPermitted, let fileType else { return false }
+    return fileType != .regular && fileType != .directory
+  }
+}

@@ -13,7 +13,7 @@ struct StatusCommand: ParsableCommand {
       and which directory an inherited exclusion comes from. With --format json each item is a \
       JSON object on a line of its own:
 
-        {"path": "...", "excluded": true, "marks": ["legacy", "resource"], "inherited_from": null}
+        {"path": "a", "excluded": true, "marks": ["xdg"], "inherited_from": null}
 
       A path that is not valid UTF-8 also gets "path_base64" with its exact bytes. By default \
       every attribute mechanism counts (all: legacy, resource and xdg).
@@ -29,19 +29,36 @@ struct StatusCommand: ParsableCommand {
   @OptionGroup var items: ItemOptions
 
   @Option(
-    help:
-      "How to print each item: text, a line as tmutil prints it, or json, one JSON object a line.")
+    help: ArgumentHelp(
+      "How to print each item: text, a line as tmutil prints it, or json, one JSON object a line.",
+      valueName: "text|json"))
   var format: Format = .text
 
-  @OptionGroup var reporting: ReportingOptions
+  @Flag(
+    name: [.customShort("v"), .long],
+    help:
+      "Also say which marks each item carries and which directory an inherited exclusion comes from."
+  )
+  var verbose = false
+
+  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
+  var quiet = false
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
 
   func run() throws {
-    let report = StatusReport(format: format, verbose: reporting.verbose)
+    let report = StatusReport(format: format, verbose: verbose)
     let diagnostics = Diagnostics()
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let progress = Progress(enabled: items.recursive && !reporting.quiet)
-    diagnostics.beforeWriting = { progress.erase() }
-    items.forEachPath(diagnostics) { path in
+    let progress = Progress(enabled: items.recursive && !quiet)
+    diagnostics.beforeWriting = {
+      progress.erase()
+      report.output.flush()  // what came before the message is written before it
+    }
+    items.forEachPath(paths, diagnostics) { path in
       do throws(SkipBackupError) {
         if items.recursive {
           let above = try mechanisms.markedAncestor(

@@ -2,8 +2,9 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
-/// The items a command acts on: PATH arguments and `--files-from`, and how
-/// to go through them (`-R`, `-L`, `-x`).
+/// How a command finds its items and goes through them: `--files-from`,
+/// `-R`, `-L`, `-x`. The PATH arguments are ``PathArguments``, declared last
+/// so that the synopsis ends with them.
 struct ItemOptions: ParsableArguments {
   @Flag(
     name: [.customShort("R"), .long],
@@ -38,13 +39,7 @@ struct ItemOptions: ParsableArguments {
     help: "Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.")
   var null = false
 
-  @Argument(help: ArgumentHelp("The files and directories to act on.", valueName: "PATH"))
-  var paths: [String] = []
-
   mutating func validate() throws {
-    if paths.isEmpty && filesFrom == nil {
-      throw ValidationError("Give at least one PATH, or --files-from FILE.")
-    }
     if null && filesFrom == nil {
       throw ValidationError("--null describes the --files-from FILE; give --files-from too.")
     }
@@ -54,10 +49,19 @@ struct ItemOptions: ParsableArguments {
     TreeWalkOptions(oneFileSystem: oneFileSystem, followRootSymbolicLink: dereference)
   }
 
+  /// Fails unless there is at least one PATH or a `--files-from` list.
+  func validate(_ paths: PathArguments) throws {
+    if paths.paths.isEmpty && filesFrom == nil {
+      throw ValidationError("Give at least one PATH, or --files-from FILE.")
+    }
+  }
+
   /// Calls `body` with each PATH argument, then each path of `--files-from`,
   /// as they are read.
-  func forEachPath(_ diagnostics: Diagnostics, _ body: (FilePath) -> Void) {
-    for path in paths { body(RawArguments.path(path)) }
+  func forEachPath(
+    _ paths: PathArguments, _ diagnostics: Diagnostics, _ body: (FilePath) -> Void
+  ) {
+    for path in paths.paths { body(RawArguments.path(path)) }
     guard let filesFrom else { return }
     let file = RawArguments.path(filesFrom)
     do {
@@ -69,15 +73,22 @@ struct ItemOptions: ParsableArguments {
   }
 }
 
-/// `-v` and `-q`.
+/// The PATH arguments of mark, clear and status.
+struct PathArguments: ParsableArguments {
+  @Argument(help: ArgumentHelp("The files and directories to act on.", valueName: "PATH"))
+  var paths: [String] = []
+}
+
+/// `-v` and `-q` of mark and clear.
 struct ReportingOptions: ParsableArguments {
   @Flag(
     name: [.customShort("v"), .long],
-    help: "Say more: each change, which marks, and a summary at the end.")
+    help:
+      "Print each item that changes, and end with a summary of the counts on standard error.")
   var verbose = false
 
   @Flag(
-    name: [.customShort("q"), .long], help: "Show no progress line on a long run, and no notes.")
+    name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
   var quiet = false
 
   mutating func validate() throws {

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension CLITests {
+  /// --help, --version, and the completion scripts and man page in docs/,
+  /// which must say what the built tool says.
+  @Suite struct HelpTests {
+    static let commands = ["mark", "clear", "status", "check", "list"]
+
+    /// The package's root directory, from this file's place in it.
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func versionIsPrinted() throws {
+      let result = skipbackup("--version")
+      #expect(result.status == 0)
+      #expect(result.output == "0.1.0\n")
+    }
+
+    @Test(arguments: [[], ["--help"], ["-h"], ["help"]])
+    func rootHelpListsEverySubcommand(arguments: [String]) throws {
+      let result = skipbackup(arguments: arguments.map { Argument($0) })
+      #expect(result.status == 0, "\(result)")
+      #expect(result.output.hasPrefix("OVERVIEW: "))
+      for command in Self.commands {
+        #expect(result.output.contains("\n  \(command) "), "\(command)")
+      }
+    }
+
+    @Test(arguments: commands)
+    func helpOfEachCommandIsInFullSentences(command: String) throws {
+      for spelling in [[command, "--help"], [command, "-h"], ["help", command]] {
+        let result = skipbackup(arguments: spelling.map { Argument($0) })
+        #expect(result.status == 0, "\(spelling): \(result)")
+        #expect(result.output.hasPrefix("OVERVIEW: "), "\(spelling)")
+        #expect(result.output.contains("USAGE: skipbackup \(command) "), "\(spelling)")
+        #expect(result.output.contains("Exit status: "), "every command states its exit status")
+      }
+      // Every abstract, of the command and of each option and argument, is a
+      // sentence: it starts with a capital letter and ends with a full stop.
+      let help = try dumpHelp()
+      let commandInfo = try #require(
+        (help["subcommands"] as? [[String: Any]])?.first { $0["commandName"] as? String == command }
+      )
+      var texts = [commandInfo["abstract"] as? String ?? ""]
+      for argument in commandInfo["arguments"] as? [[String: Any]] ?? [] {
+        texts.append(argument["abstract"] as? String ?? "")
+      }
+      for text in texts {
+        #expect(text.first?.isUppercase == true, "\(command): \(text.debugDescription)")
+        #expect(text.hasSuffix("."), "\(command): \(text.debugDescription)")
+      }
+      let discussion = try #require(commandInfo["discussion"] as? String)
+      // Paragraphs, not examples (indented); one may lead into an example with a colon.
+      for paragraph in discussion.components(separatedBy: "\n\n") where !paragraph.hasPrefix("  ") {
+        #expect(paragraph.first?.isUppercase == true, "\(command): \(paragraph)")
+        #expect(paragraph.hasSuffix(".") || paragraph.hasSuffix(":"), "\(command): \(paragraph)")
+      }
+    }
+
+    @Test func usageLinesFollowTheInterfaceOfIssue3() throws {
+      let usage = Dictionary(
+        uniqueKeysWithValues: Self.commands.map { command in
+          (
+            command,
+            skipbackup(Argument(command), "--help").lines.first { $0.hasPrefix("USAGE:") } ?? ""
+          )
+        })
+      let marking =
+        "[--mechanism <M> ...] [--recursive] [--dereference] [--one-file-system] [--files-from <FILE>] [--null] [--dry-run] [--verbose] [--quiet] [<PATH> ...]"
+      #expect(usage["mark"] == "USAGE: skipbackup mark " + marking)
+      #expect(usage["clear"] == "USAGE: skipbackup clear " + marking)
+      #expect(
+        usage["status"]
+          == "USAGE: skipbackup status [--mechanism <M> ...] [--recursive] [--dereference] [--one-file-system] [--files-from <FILE>] [--null] [--format <text|json>] [--verbose] [--quiet] [<PATH> ...]"
+      )
+      #expect(
+        usage["check"] == "USAGE: skipbackup check [--mechanism <M> ...] [--dereference] <PATH> ..."
+      )
+      #expect(
+        usage["list"]
+          == "USAGE: skipbackup list [--excluded] [--included] [--mechanism <M> ...] [--one-file-system] [--null] [--quiet] <ROOT> ..."
+      )
+      // And the short spellings of the contract are there.
+      for (command, shorts) in [
+        ("mark", ["-m", "-R", "-L", "-x", "-0", "-n", "-v", "-q"]),
+        ("clear", ["-m", "-R", "-L", "-x", "-0", "-n", "-v", "-q"]),
+        ("status", ["-m", "-R", "-L", "-x", "-0"]), ("check", ["-m", "-L"]),
+        ("list", ["-m", "-x", "-0"]),
+      ] {
+        let help = skipbackup(Argument(command), "--help").output
+        for short in shorts {
+          #expect(help.contains("  \(short), --"), "\(command) \(short)")
+        }
+      }
+    }
+
+    // MARK: - docs/
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func committedCompletionScriptMatchesTheTool(shell: String) throws {
+      let generated = skipbackup("--generate-completion-script", Argument(shell))
+      #expect(generated.status == 0)
+      let file = Self.packageRoot.appendingPathComponent("docs/completions/skipbackup.\(shell)")
+      let committed = try #require(
+        FileManager.default.contents(atPath: file.path), "docs/completions/skipbackup.\(shell)")
+      #expect(
+        Array(committed) == generated.standardOutput,
+        "docs/completions/skipbackup.\(shell) is stale: run scripts/generate-docs and commit")
+    }
+
+    @Test func manPageHoldsEveryHelpTextOfTheTool() throws {
+      let file = Self.packageRoot.appendingPathComponent("docs/skipbackup.1")
+      let page = try #require(
+        FileManager.default.contents(atPath: file.path).map { String(decoding: $0, as: UTF8.self) })
+      let lines = Set(page.split(separator: "\n").map(String.init))
+      let stale = "docs/skipbackup.1 is stale: run scripts/generate-docs and commit"
+      let help = try dumpHelp()
+      for command in help["subcommands"] as? [[String: Any]] ?? [] {
+        let name = command["commandName"] as? String ?? ""
+        guard name != "help" else { continue }
+        #expect(lines.contains(".It Em \(name)"), "\(name): \(stale)")
+        #expect(lines.contains(command["abstract"] as? String ?? ""), "\(name): \(stale)")
+        let discussion = command["discussion"] as? String ?? ""
+        for line in discussion.split(separator: "\n") {
+          #expect(lines.contains(String(line)), "\(name): \(line): \(stale)")
+        }
+        for argument in command["arguments"] as? [[String: Any]] ?? [] {
+          let abstract = argument["abstract"] as? String ?? ""
+          #expect(lines.contains(abstract), "\(name): \(abstract): \(stale)")
+          for spelling in argument["names"] as? [[String: Any]] ?? [] {
+            guard spelling["kind"] as? String == "long", let long = spelling["name"] as? String
+            else { continue }
+            #expect(
+              lines.contains { $0.hasPrefix(".It Fl ") && $0.contains(" -\(long)") },
+              "\(name) --\(long): \(stale)")
+          }
+        }
+      }
+      #expect(!lines.contains(""), "blank lines are .Pp in the committed page")
+    }
+
+    /// The tool's own description of its interface, as the man page
+    /// generator reads it.
+    private func dumpHelp() throws -> [String: Any] {
+      let result = skipbackup("--experimental-dump-help")
+      try #require(result.status == 0, "\(result)")
+      let object = try JSONSerialization.jsonObject(with: Data(result.standardOutput))
+      return try #require((object as? [String: Any])?["command"] as? [String: Any])
+    }
+  }
+}

@@ -1,0 +1,143 @@
+function __skipbackup_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __skipbackup_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __skipbackup_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __skipbackup_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __skipbackup_parse_tokens -S
+    set -l unparsed_tokens (__skipbackup_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'skipbackup'
+        __skipbackup_parse_subcommand 0 'version' 'h/help'
+        switch $unparsed_tokens[1]
+        case 'mark'
+            __skipbackup_parse_subcommand -r 1 'm/mechanism=+' 'R/recursive' 'L/dereference' 'x/one-file-system' 'files-from=' '0/null' 'n/dry-run' 'v/verbose' 'q/quiet' 'version' 'h/help'
+        case 'clear'
+            __skipbackup_parse_subcommand -r 1 'm/mechanism=+' 'R/recursive' 'L/dereference' 'x/one-file-system' 'files-from=' '0/null' 'n/dry-run' 'v/verbose' 'q/quiet' 'version' 'h/help'
+        case 'status'
+            __skipbackup_parse_subcommand -r 1 'm/mechanism=+' 'R/recursive' 'L/dereference' 'x/one-file-system' 'files-from=' '0/null' 'format=' 'v/verbose' 'q/quiet' 'version' 'h/help'
+        case 'check'
+            __skipbackup_parse_subcommand -r 1 'm/mechanism=+' 'L/dereference' 'version' 'h/help'
+        case 'list'
+            __skipbackup_parse_subcommand -r 1 'excluded' 'included' 'm/mechanism=+' 'x/one-file-system' '0/null' 'q/quiet' 'version' 'h/help'
+        case 'help'
+            __skipbackup_parse_subcommand -r 1 'version'
+        end
+    end
+end
+
+function __skipbackup_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __skipbackup_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __skipbackup_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __skipbackup_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__skipbackup_tokens -p)
+    if test -z "$(__skipbackup_tokens -t)"
+        set -l index (count (__skipbackup_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'skipbackup' -f
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup" version' -l 'version' -d 'Show the version.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'mark' -d 'Mark files and directories so that backups leave them out.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'clear' -d 'Remove the marks, so that backups include the items again.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'status' -d 'Tell whether each item is excluded from backups.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'check' -d 'Exit 0 when every PATH is excluded from backups; print nothing.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'list' -d 'Walk each ROOT and print the excluded items, or the included ones.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark"' -s 'm' -l 'mechanism' -d 'The marks to act on: legacy (iOS 5.0.1\'s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" R recursive' -s 'R' -l 'recursive' -d 'Act on each directory\'s contents too, all the way down. Symbolic links met on the way are never followed.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" L dereference' -s 'L' -l 'dereference' -d 'Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" one-file-system x' -s 'x' -l 'one-file-system' -d 'With --recursive, stay on each PATH\'s filesystem: directories where another filesystem is mounted are not entered.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" files-from' -l 'files-from' -d 'Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" 0 null' -s '0' -l 'null' -d 'Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" dry-run n' -s 'n' -l 'dry-run' -d 'Show what would be marked, and change nothing.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" v verbose' -s 'v' -l 'verbose' -d 'Print each item that changes, and end with a summary of the counts on standard error.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" q quiet' -s 'q' -l 'quiet' -d 'Show no progress line on a long run.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" version' -l 'version' -d 'Show the version.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear"' -s 'm' -l 'mechanism' -d 'The marks to act on: legacy (iOS 5.0.1\'s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" R recursive' -s 'R' -l 'recursive' -d 'Act on each directory\'s contents too, all the way down. Symbolic links met on the way are never followed.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" L dereference' -s 'L' -l 'dereference' -d 'Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" one-file-system x' -s 'x' -l 'one-file-system' -d 'With --recursive, stay on each PATH\'s filesystem: directories where another filesystem is mounted are not entered.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" files-from' -l 'files-from' -d 'Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" 0 null' -s '0' -l 'null' -d 'Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" dry-run n' -s 'n' -l 'dry-run' -d 'Show what would be cleared, and change nothing.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" v verbose' -s 'v' -l 'verbose' -d 'Print each item that changes, and end with a summary of the counts on standard error.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" q quiet' -s 'q' -l 'quiet' -d 'Show no progress line on a long run.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" version' -l 'version' -d 'Show the version.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup clear" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status"' -s 'm' -l 'mechanism' -d 'The marks to act on: legacy (iOS 5.0.1\'s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" R recursive' -s 'R' -l 'recursive' -d 'Act on each directory\'s contents too, all the way down. Symbolic links met on the way are never followed.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" L dereference' -s 'L' -l 'dereference' -d 'Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" one-file-system x' -s 'x' -l 'one-file-system' -d 'With --recursive, stay on each PATH\'s filesystem: directories where another filesystem is mounted are not entered.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" files-from' -l 'files-from' -d 'Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" 0 null' -s '0' -l 'null' -d 'Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" format' -l 'format' -d 'How to print each item: text, a line as tmutil prints it, or json, one JSON object a line.' -rfka 'text json'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" v verbose' -s 'v' -l 'verbose' -d 'Also say which marks each item carries and which directory an inherited exclusion comes from.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" q quiet' -s 'q' -l 'quiet' -d 'Show no progress line on a long run.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" version' -l 'version' -d 'Show the version.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup status" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup check"' -s 'm' -l 'mechanism' -d 'The marks to act on: legacy (iOS 5.0.1\'s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup check" L dereference' -s 'L' -l 'dereference' -d 'Follow a symbolic link given as a PATH and check its target.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup check" version' -l 'version' -d 'Show the version.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup check" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" excluded' -l 'excluded' -d 'Print the topmost excluded items.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" included' -l 'included' -d 'Print every item that no mark excludes.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list"' -s 'm' -l 'mechanism' -d 'The marks to act on: legacy (iOS 5.0.1\'s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.' -rfka ''
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" one-file-system x' -s 'x' -l 'one-file-system' -d 'Stay on each ROOT\'s filesystem: directories where another filesystem is mounted are listed but not entered.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" 0 null' -s '0' -l 'null' -d 'End each path with a NUL byte instead of a newline.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" q quiet' -s 'q' -l 'quiet' -d 'Show no progress line on a long run.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" version' -l 'version' -d 'Show the version.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup list" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup help" version' -l 'version' -d 'Show the version.'

@@ -1,0 +1,185 @@
+#compdef skipbackup
+
+__skipbackup_complete() {
+    local -ar non_empty_completions=("${@:#(|:*)}")
+    local -ar empty_completions=("${(M)@:#(|:*)}")
+    _describe -V '' non_empty_completions -- empty_completions -P $'\'\''
+}
+
+__skipbackup_custom_complete() {
+    local -a completions
+    completions=("${(@f)"$("${command_name}" "${@}" "${command_line[@]}")"}")
+    if [[ "${#completions[@]}" -gt 1 ]]; then
+        __skipbackup_complete "${completions[@]:0:-1}"
+    fi
+}
+
+__skipbackup_cursor_index_in_current_word() {
+    if [[ -z "${QIPREFIX}${IPREFIX}${PREFIX}" ]]; then
+        printf 0
+    else
+        printf %s "${#${(z)LBUFFER}[-1]}"
+    fi
+}
+
+_skipbackup() {
+    emulate -RL zsh -G
+    setopt extendedglob nullglob numericglobsort
+    unsetopt aliases banghist
+
+    local -xr SAP_SHELL=zsh
+    local -x SAP_SHELL_VERSION
+    SAP_SHELL_VERSION="$(builtin emulate zsh -c 'printf %s "${ZSH_VERSION}"')"
+    local -r SAP_SHELL_VERSION
+
+    local context state state_descr line
+    local -A opt_args
+
+    local -r command_name="${words[1]}"
+    local -ar command_line=("${words[@]}")
+    local -ir current_word_index="$((CURRENT - 1))"
+
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'mark:Mark files and directories so that backups leave them out.'
+            'clear:Remove the marks, so that backups include the items again.'
+            'status:Tell whether each item is excluded from backups.'
+            'check:Exit 0 when every PATH is excluded from backups; print nothing.'
+            'list:Walk each ROOT and print the excluded items, or the included ones.'
+            'help:Show subcommand help information.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        mark|clear|status|check|list|help)
+            "_skipbackup_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_skipbackup_mark() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
+        '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
+        '(-n --dry-run)'{-n,--dry-run}'[Show what would be marked, and change nothing.]'
+        '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:PATH:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_clear() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
+        '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
+        '(-n --dry-run)'{-n,--dry-run}'[Show what would be cleared, and change nothing.]'
+        '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:PATH:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_status() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
+        '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
+        '--format[How to print each item\: text, a line as tmutil prints it, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '(-v --verbose)'{-v,--verbose}'[Also say which marks each item carries and which directory an inherited exclusion comes from.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:PATH:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_check() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and check its target.]'
+        '*:PATH:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_list() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--excluded[Print the topmost excluded items.]'
+        '--included[Print every item that no mark excludes.]'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are listed but not entered.]'
+        '(-0 --null)'{-0,--null}'[End each path with a NUL byte instead of a newline.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:ROOT:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_help() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*:subcommands:'
+        '--version[Show the version.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+if [[ "${funcstack[1]}" = _skipbackup ]]; then
+    _skipbackup "${@}"
+else
+    compdef _skipbackup skipbackup
+fi
