@@ -76,17 +76,8 @@ extension ExtendedAttributeMechanism {
       // An attribute that is there but is no mark (xdg's "true") is not ours to remove.
       if !presenceIsMark, try !isMarked(item) { return false }
       return try attributes.removeValue(of: attributeName)
-    } catch  where error.errno == .notSupported || error.isRefusedForItsType {
+    } catch  where error.errno == .notSupported || error.isRefusedForFileType {
       return false  // no user attributes here, so nothing to clear
     }
-  }
-}
-
-extension SkipBackupError {
-  /// Linux refused because the item is a symbolic link, device, FIFO or
-  /// socket, which carry no user attributes at all.
-  fileprivate var isRefusedForItsType: Bool {
-    guard errno == .notPermitted, let fileType else { return false }
-    return fileType != .regular && fileType != .directory
   }
 }

@@ -65,6 +65,13 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     errno == .notPermitted && fileType == .symbolicLink
   }
 
+  /// Whether the kernel refused because the item is a symbolic link, a
+  /// device, a FIFO or a socket: Linux keeps user attributes on none of them.
+  public var isRefusedForFileType: Bool {
+    guard errno == .notPermitted, let fileType else { return false }
+    return fileType != .regular && fileType != .directory
+  }
+
   /// What went wrong, in words, without the path.
   public var reason: String {
     if let refusal {

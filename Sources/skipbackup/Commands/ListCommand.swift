@@ -52,15 +52,16 @@ struct ListCommand: ParsableCommand {
 
   func run() throws {
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let output = Output()
-    let diagnostics = Diagnostics()
     let progress = Progress(enabled: !quiet)
-    diagnostics.beforeWriting = {
-      progress.erase()
-      output.flush()  // what came before the message is written before it
-    }
+    let diagnostics = Diagnostics(progress: progress)
     let terminator = null ? 0 : UInt8(ascii: "\n")
     let wantsExcluded = selection == .excluded
+    let visitors = (0..<walkThreads).map { _ in
+      ListVisitor(
+        mechanisms: mechanisms, wantsExcluded: wantsExcluded, terminator: terminator,
+        diagnostics: diagnostics, progress: progress)
+    }
+    let output = visitors[0].output
     for root in roots.map(RawArguments.path) {
       do throws(SkipBackupError) {
         // A root below a marked directory is excluded as a whole.
@@ -69,34 +70,60 @@ struct ListCommand: ParsableCommand {
           continue
         }
       } catch {
-        diagnostics.report(error)
+        diagnostics.report(error, after: output)
         continue
       }
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem),
-        visit: { entry in
-          progress.tick()
-          var excluded = false
-          if entry.type == .regular || entry.type == .directory {
-            do throws(SkipBackupError) {
-              excluded = try mechanisms.isMarked(entry.item)
-            } catch  where error.isNoSuchFile && entry.depth > 0 {
-              return .skipChildren
-            } catch {
-              diagnostics.report(entry.depth > 0 ? entry.located(error) : error)
-              return .skipChildren
-            }
-          }
-          if excluded == wantsExcluded {
-            output.write(entry.pathBytes)
-            output.write(terminator)
-          }
-          return excluded ? .skipChildren : .descend
-        },
-        failure: { diagnostics.report($0) })
+        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), visitors: visitors)
     }
+    for visitor in visitors { visitor.output.flush() }
     progress.erase()
-    output.flush()
     if diagnostics.failures > 0 { throw ExitCode.failure }
+  }
+}
+
+/// One walk thread's part of `list`: its own output buffer and progress count.
+private final class ListVisitor: TreeVisitor {
+  let output = Output()
+  private let mechanisms: MechanismSet
+  private let wantsExcluded: Bool
+  private let terminator: UInt8
+  private let diagnostics: Diagnostics
+  private var progress: ProgressCounter
+
+  init(
+    mechanisms: MechanismSet, wantsExcluded: Bool, terminator: UInt8, diagnostics: Diagnostics,
+    progress: Progress
+  ) {
+    self.mechanisms = mechanisms
+    self.wantsExcluded = wantsExcluded
+    self.terminator = terminator
+    self.diagnostics = diagnostics
+    self.progress = ProgressCounter(progress)
+  }
+
+  func visit(_ entry: TreeEntry) -> TreeVisit {
+    progress.tick()
+    var excluded = false
+    if entry.type == .regular || entry.type == .directory {
+      do throws(SkipBackupError) {
+        excluded = try mechanisms.markBits(on: entry.item) != 0
+      } catch  where error.isNoSuchFile && entry.depth > 0 {
+        return .skipChildren
+      } catch {
+        diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+        return .skipChildren
+      }
+    }
+    if excluded == wantsExcluded {
+      output.write(entry.pathBytes)
+      output.write(terminator)
+      output.endRecord()
+    }
+    return excluded ? .skipChildren : .descend
+  }
+
+  func walkFailed(_ error: SkipBackupError) {
+    diagnostics.report(error, after: output)
   }
 }

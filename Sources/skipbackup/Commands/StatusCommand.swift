@@ -50,60 +50,75 @@ struct StatusCommand: ParsableCommand {
   }
 
   func run() throws {
-    let report = StatusReport(format: format, verbose: verbose)
-    let diagnostics = Diagnostics()
     let mechanisms = try mechanisms.mechanisms(default: .all)
     let progress = Progress(enabled: items.recursive && !quiet)
-    diagnostics.beforeWriting = {
-      progress.erase()
-      report.output.flush()  // what came before the message is written before it
+    let diagnostics = Diagnostics(progress: progress)
+    let visitors = (0..<(items.recursive ? walkThreads : 1)).map { _ in
+      StatusVisitor(
+        mechanisms: mechanisms, report: StatusReport(format: format, verbose: verbose),
+        diagnostics: diagnostics, progress: progress)
     }
+    let report = visitors[0].report
     items.forEachPath(paths, diagnostics) { path in
       do throws(SkipBackupError) {
         if items.recursive {
           let above = try mechanisms.markedAncestor(
             of: path, followSymbolicLinks: items.dereference)
-          walk(path, above, mechanisms, report, diagnostics, progress)
+          for visitor in visitors { visitor.above = above?.bytes }
+          _ = walkTree(root: path, options: items.walkOptions, visitors: visitors)
         } else {
           let status = try mechanisms.status(of: path, followSymbolicLinks: items.dereference)
           report.write(path.bytes, marks: status.marks, inheritedFrom: status.inheritedFrom?.bytes)
         }
       } catch {
-        diagnostics.report(error)
+        diagnostics.report(error, after: report.output)
       }
     }
+    for visitor in visitors { visitor.report.output.flush() }
     progress.erase()
-    report.output.flush()
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
+}
 
-  private func walk(
-    _ root: FilePath, _ above: FilePath?, _ mechanisms: MechanismSet, _ report: StatusReport,
-    _ diagnostics: Diagnostics, _ progress: Progress
+/// One walk thread's part of `status -R`: its own report and progress count.
+private final class StatusVisitor: TreeVisitor {
+  let report: StatusReport
+  /// The nearest marked directory above the walk's root, if any.
+  var above: [UInt8]?
+  private let mechanisms: MechanismSet
+  private let diagnostics: Diagnostics
+  private var progress: ProgressCounter
+
+  init(
+    mechanisms: MechanismSet, report: StatusReport, diagnostics: Diagnostics, progress: Progress
   ) {
-    let aboveBytes = above?.bytes
-    _ = walkTree(
-      root: root, options: items.walkOptions,
-      visit: { entry in
-        progress.tick()
-        var marks = MechanismSet([])
-        if entry.type == .regular || entry.type == .directory {
-          do throws(SkipBackupError) {
-            marks = try mechanisms.marks(on: entry.item)
-          } catch  where error.isNoSuchFile && entry.depth > 0 {
-            return .skipChildren  // gone since it was listed
-          } catch {
-            diagnostics.report(entry.depth > 0 ? entry.located(error) : error)
-            return .skipChildren
-          }
-        }
-        // The nearest marked directory: one in the walk, or else one above the root.
-        let inheritedFrom =
-          entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? aboveBytes
-        report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom)
-        return marks.isEmpty ? .descend : .descendMarked
-      },
-      failure: { diagnostics.report($0) })
+    self.mechanisms = mechanisms
+    self.report = report
+    self.diagnostics = diagnostics
+    self.progress = ProgressCounter(progress)
+  }
+
+  func visit(_ entry: TreeEntry) -> TreeVisit {
+    progress.tick()
+    var marks = MechanismSet([])
+    if entry.type == .regular || entry.type == .directory {
+      do throws(SkipBackupError) {
+        marks = try mechanisms.marks(on: entry.item)
+      } catch  where error.isNoSuchFile && entry.depth > 0 {
+        return .skipChildren  // gone since it was listed
+      } catch {
+        diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: report.output)
+        return .skipChildren
+      }
+    }
+    // The nearest marked directory: one in the walk, or else one above the root.
+    let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
+    report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom)
+    return marks.isEmpty ? .descend : .descendMarked
+  }
+
+  func walkFailed(_ error: SkipBackupError) {
+    diagnostics.report(error, after: report.output)
   }
 }
 
@@ -145,6 +160,7 @@ final class StatusReport {
       }
       output.write(UInt8(ascii: "\n"))
     }
+    output.endRecord()
   }
 }
 

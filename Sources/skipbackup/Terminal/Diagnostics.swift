@@ -1,4 +1,5 @@
 import SkipBackupCore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -7,45 +8,56 @@ import SkipBackupCore
 #endif
 
 /// Errors and notes for a person, on standard error, each line
-/// `skipbackup: PATH: reason`, and a count of the failures for the exit status.
-final class Diagnostics {
-  private(set) var failures = 0
-  /// Erases a progress line before a message is written.
-  var beforeWriting: () -> Void = {}
+/// `skipbackup: PATH: reason`, and a count of the failures for the exit
+/// status. Walk threads report through the same one.
+final class Diagnostics: Sendable {
+  private let state = Mutex(0)
+  /// The progress line, erased before a message is written.
+  private let progress: Progress?
 
-  /// Reports a failure; the run goes on with the other items.
-  func report(_ error: SkipBackupError) {
-    failures += 1
+  init(progress: Progress? = nil) {
+    self.progress = progress
+  }
+
+  var failures: Int { state.withLock { $0 } }
+
+  /// Reports a failure; the run goes on with the other items. What `output`
+  /// holds is written first, so that the message comes after it.
+  func report(_ error: SkipBackupError, after output: Output? = nil) {
     var message = error.description
     if error.isSymbolicLinkRefusal {
       message += "; -L (--dereference) acts on the link's target"
     }
-    write("skipbackup: \(message)\n")
+    report(message, after: output)
   }
 
   /// Reports a failure that is not a file error.
-  func report(_ message: String) {
-    failures += 1
-    write("skipbackup: \(message)\n")
+  func report(_ message: String, after output: Output? = nil) {
+    output?.flush()
+    write("skipbackup: \(message)\n", failure: true)
   }
 
   /// A note that is not a failure.
   func note(_ message: String) {
-    write("skipbackup: \(message)\n")
+    write("skipbackup: \(message)\n", failure: false)
   }
 
-  private func write(_ text: String) {
-    beforeWriting()
-    var text = text
-    text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          return
+  private func write(_ text: String, failure: Bool) {
+    state.withLock { failures in
+      if failure { failures += 1 }
+      progress?.erase()
+      var text = text
+      text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+          let written = Glibc.write(
+            STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+          if written < 0 {
+            if errno == EINTR { continue }
+            return
+          }
+          offset += written
         }
-        offset += written
       }
     }
   }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -7,41 +9,50 @@
 /// A one-line display of a long recursive run, on standard error: items seen
 /// and the rate. It appears only when standard error is a terminal, only
 /// once the run has taken about a second, and it is erased when the run ends.
-final class Progress {
-  private let enabled: Bool
+///
+/// Walk threads count in batches through ``ProgressCounter``, so that
+/// counting costs nothing when there is no terminal to show it on.
+final class Progress: Sendable {
+  let isEnabled: Bool
   private let start: Double
-  private var items = 0
-  private var nextCheck = 1024
-  private var lastDrawn: Double = 0
-  private var shown = false
+  private let items = Atomic<Int>(0)
+  private let display = Mutex(Display())
+
+  private struct Display {
+    var lastDrawn: Double = 0
+    var shown = false
+  }
 
   init(enabled: Bool) {
-    self.enabled = enabled && isatty(STDERR_FILENO) == 1
+    self.isEnabled = enabled && isatty(STDERR_FILENO) == 1
     self.start = Self.now()
   }
 
-  /// Counts one item; now and then looks at the clock and redraws.
-  @inline(__always)
-  func tick() {
-    items += 1
-    guard enabled, items >= nextCheck else { return }
-    nextCheck = items + 1024
+  /// Adds `count` items; redraws when enough time has passed.
+  func add(_ count: Int) {
+    let total = items.add(count, ordering: .relaxed).newValue
     let now = Self.now()
-    guard now - start >= 1, now - lastDrawn >= 0.2 else { return }
-    lastDrawn = now
-    shown = true
-    let rate = Int(Double(items) / (now - start))
-    draw("\rskipbackup: \(Self.grouped(items)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
+    guard now - start >= 1 else { return }
+    display.withLockIfAvailable { display in
+      guard now - display.lastDrawn >= 0.2 else { return }
+      display.lastDrawn = now
+      display.shown = true
+      let rate = Int(Double(total) / (now - start))
+      Self.draw(
+        "\rskipbackup: \(Self.grouped(total)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
+    }
   }
 
   /// Erases the line, if it was drawn.
   func erase() {
-    guard shown else { return }
-    shown = false
-    draw("\r\u{1B}[K")
+    display.withLock { display in
+      guard display.shown else { return }
+      display.shown = false
+      Self.draw("\r\u{1B}[K")
+    }
   }
 
-  private func draw(_ text: String) {
+  private static func draw(_ text: String) {
     var text = text
     text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
   }
@@ -61,5 +72,25 @@ final class Progress {
       result.append(digit)
     }
     return result
+  }
+}
+
+/// One thread's count of items for a ``Progress``, handed over every 1,024.
+struct ProgressCounter {
+  private let progress: Progress
+  private var pending = 0
+
+  init(_ progress: Progress) {
+    self.progress = progress
+  }
+
+  @inline(__always)
+  mutating func tick() {
+    guard progress.isEnabled else { return }
+    pending += 1
+    if pending == 1024 {
+      progress.add(pending)
+      pending = 0
+    }
   }
 }
