@@ -109,6 +109,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         return "permission denied: changing its attributes needs write permission on it"
       }
       return "permission denied"
+    case .noSpace where call == "write":
+      return "no space left on the device"
     case .noSpace:
       return "no space left for extended attributes on this item (ext4 keeps them in one block) "
         + "or on the device"
