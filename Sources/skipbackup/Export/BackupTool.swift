@@ -37,7 +37,7 @@ enum BackupTool: String, ExpressibleByArgument, CaseIterable {
     case .borg:
       """
       skipbackup export --for borg -o exclude.borg "$ROOT" &&
-        borg create --exclude-from=exclude.borg ::backup "$ROOT"
+        borg create --exclude-from=exclude.borg ::{now} "$ROOT"
       """
     }
   }
