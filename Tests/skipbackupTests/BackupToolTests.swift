@@ -196,4 +196,15 @@ struct BackupPlace {
       #expect(help.output.contains(recipe), "export --help lacks:\n\(recipe)")
     }
   }
+
+  /// And the ones docs/backups.md shows.
+  @Test func docsShowEachRecipe() throws {
+    let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("docs/backups.md")
+    let text = try String(contentsOf: docs, encoding: .utf8)
+    for recipe in Recipe.all {
+      #expect(text.contains(recipe), "docs/backups.md lacks:\n\(recipe)")
+    }
+  }
 }
