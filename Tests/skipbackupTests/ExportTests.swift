@@ -164,6 +164,49 @@ import TestSupport
     #expect(copied.contains(Bytes("mounted")) && !copied.contains(Bytes("mounted/inside")))
   }
 
+  /// rsync drops a filter rule of 4,096 bytes or more: measured here, and a
+  /// rule that long is refused by the export rather than written.
+  @Test func rsyncRulesHaveALimit() throws {
+    let (tree, root) = try tree([])
+    defer { withExtendedLifetime(tree) {} }
+    for (length, dropped) in [(4095, false), (4096, true)] {
+      let rules = tree.path + "/rules"
+      Make.file(Bytes(rules), "/" + String(repeating: "a", count: length - 1))
+      let result = try check(
+        run([
+          "rsync", "-a", "--from0", Argument("--exclude-from=" + rules), Argument(root + "/"),
+          Argument(tree.path + "/copy/"),
+        ]))
+      #expect(result.errors.contains("discarding over-long filter") == dropped, "\(result)")
+    }
+
+    // A marked file 21 directories of 200 bytes down: a 4,228-byte rule.
+    let component = String(repeating: "d", count: 200)
+    // Python: a shell's cd fails once the logical path passes PATH_MAX.
+    let script = """
+      import os, sys
+      os.chdir(sys.argv[1])
+      for _ in range(21):
+          os.mkdir(sys.argv[2])
+          os.chdir(sys.argv[2])
+      open("marked", "w").close()
+      os.setxattr("marked", "user.com.apple.MobileBackup", b"\\x01")
+      """
+    try check(run(["python3", "-c", Argument(script), Argument(root), Argument(component)]))
+    let exported = skipbackup("export", "--for", "rsync", Argument(root))
+    #expect(exported.status == 1)
+    #expect(exported.standardOutput.isEmpty)
+    #expect(
+      exported.errors.contains(
+        "rsync cannot exclude it: its rule takes 4228 bytes, and rsync drops filter rules "
+          + "longer than 4095 bytes"), "\(exported)")
+    // The other tools name it.
+    for tool in ["tar", "restic", "borg"] {
+      let rules = try check(skipbackup("export", "--for", Argument(tool), Argument(root)))
+      #expect(rules.lines.count == 1, "\(tool)")
+    }
+  }
+
   /// restic takes the working directory from $PWD when $PWD names it, as Go's
   /// os.Getwd does: the export must too, or its absolute paths differ.
   @Test func resticRelativeRootThroughASymbolicLink() throws {

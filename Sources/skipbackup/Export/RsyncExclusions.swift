@@ -7,13 +7,14 @@
 /// `/`. A rule holding `*`, `?` or `[` is a wildcard rule, matched by
 /// `wildmatch`, where a backslash makes the next character literal; any other
 /// rule is compared byte for byte, backslashes included. So only rules with a
-/// wildcard character get backslashes. rsync keeps at most 5,119 bytes of a
-/// rule and drops a longer one with a warning.
+/// wildcard character get backslashes. rsync drops a rule of 4,096 bytes or
+/// more with a warning ("discarding over-long filter"; measured with rsync
+/// 3.5.0), so such a rule is refused here.
 struct RsyncExclusions: ExclusionSyntax {
   var terminator: UInt8 { 0 }
 
-  /// The longest rule rsync reads (`BIGPATHBUFLEN - 1`, from `MAXPATHLEN` 4096).
-  static let longestRule = 5119
+  /// The longest rule rsync keeps: `MAXPATHLEN` (4096) less one, measured.
+  static let longestRule = 4095
 
   /// `rsync ... "$ROOT/" DEST`: the trailing slash follows a symbolic link.
   func walkRoot(for root: [UInt8]) throws(ExportFailure) -> ExportRoot {
