@@ -23,7 +23,7 @@ enum TrickyNames {
     "]", "back\\slash", "\\", "end\\", "\\*", "x\\y*z", "#hash", "-dash", "!bang", "!", ";semi",
     "$HOME", "$$x", "${HOME}", "$", "nl\nname", "\n", "endnl\n", "cr\rname", "endcr\r",
     "tab\tname", "endtab\t", "nbsp\u{A0}", "\u{E9}t\u{E9}", "pf:x", "re:x", "sh:**", ".hidden",
-    "..dots", "- dash space", " ",
+    "..dots", "- dash space", " ", "endvt\u{0B}", "endfs\u{1C}", "endnel\u{85}", "endls\u{2028}",
   ]
 
   /// A byte that is no UTF-8, a truncated sequence, an encoded surrogate,
@@ -42,7 +42,7 @@ enum TrickyNames {
       "a", "b", "ab", "lead", "trail", "two  spaces", "star", "stXr", "qX", "X", "r", "backslash",
       "back", "slash", "end", "hash", "dash", "bang", "semi", "HOME", "root", "$x", "x", "nl",
       "name", "nlXname", "endnl", "crname", "endcr", "endtab", "nbsp", "e\u{301}te\u{301}",
-      "bad\u{FFFD}utf", "hidden", "dots", "xyz", "x\\yz",
+      "bad\u{FFFD}utf", "hidden", "dots", "xyz", "x\\yz", "endvt", "endfs", "endnel", "endls",
     ].map(Bytes.init)
 }
 
