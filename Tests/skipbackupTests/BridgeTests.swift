@@ -146,6 +146,18 @@ let canMount: Bool = {
     #expect(kept == "Signature: not a cache directory")
   }
 
+  /// A filesystem without inode flags (procfs here; NFS and FAT alike)
+  /// carries no nodump mark: reading says included, clearing has nothing to do.
+  @Test func nodumpWhereThereAreNoInodeFlags() throws {
+    let status = try check(skipbackup("status", "-m", "nodump", "/proc/self/status", "/proc/self"))
+    #expect(status.lines == ["[Included]    /proc/self/status", "[Included]    /proc/self"])
+    #expect(skipbackup("check", "-m", "nodump", "/proc/self/status").status == 1)
+    #expect(skipbackup("clear", "-m", "nodump", "/proc/self/status").status == 0)
+    let marked = skipbackup("mark", "-m", "nodump", "/proc/self/status")
+    #expect(marked.status == 1)
+    #expect(marked.errors.contains("the filesystem here keeps no inode flags"), "\(marked)")
+  }
+
   /// A tag cut short by a full disk would read as someone else's file, which
   /// mark and clear never touch again: none is left behind.
   @Test(.enabled(if: canMount)) func cachedirOnAFullFilesystemLeavesNoTag() throws {

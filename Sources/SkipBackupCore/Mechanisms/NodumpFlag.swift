@@ -31,7 +31,11 @@ public struct NodumpFlag: BackupExclusionMechanism {
     // regular files and directories, the only items that carry inode flags.
     let type = mode_t(buffer.stx_mode) & S_IFMT
     guard type == S_IFREG || type == S_IFDIR else { return false }
-    return try withFlags(of: item) { flags in flags & FS_NODUMP_FL != 0 }
+    do {
+      return try withFlags(of: item) { flags in flags & FS_NODUMP_FL != 0 }
+    } catch  where Self.keepsNoFlags(error) {
+      return false  // a filesystem without inode flags (procfs, NFS, FAT) carries no mark
+    }
   }
 
   @discardableResult
@@ -41,7 +45,18 @@ public struct NodumpFlag: BackupExclusionMechanism {
 
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try update(item) { $0 & ~FS_NODUMP_FL }
+    do {
+      return try update(item) { $0 & ~FS_NODUMP_FL }
+    } catch  where Self.keepsNoFlags(error) && error.call == "ioctl(FS_IOC_GETFLAGS)" {
+      return false  // no inode flags here, so nothing to clear
+    }
+  }
+
+  /// Whether `error` says the filesystem has no inode flags: `ENOTTY` from
+  /// filesystems without the ioctl, `EOPNOTSUPP` from some that have it.
+  private static func keepsNoFlags(_ error: SkipBackupError) -> Bool {
+    error.call.hasPrefix("ioctl")
+      && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
   }
 
   /// Changes the flags through `change`; writes only when they differ.
