@@ -158,6 +158,40 @@ let canMount: Bool = {
     #expect(marked.errors.contains("the filesystem here keeps no inode flags"), "\(marked)")
   }
 
+  /// As chattr does, nodump refuses a FIFO or a device without opening it:
+  /// opening a device can act on it (a tape rewinds on close). A writer
+  /// blocked on the FIFO would be released by any open for reading.
+  @Test func nodumpNeverOpensAFIFO() throws {
+    let tree = try TemporaryDirectory()
+    let fifo = tree.path + "/fifo"
+    Make.fifo(Bytes(fifo))
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+    writer.arguments = ["-c", ": > \"$0\"; touch \"$0.opened\"", fifo]
+    try writer.run()
+    Thread.sleep(forTimeInterval: 0.3)  // the writer blocks in open(2)
+
+    let marked = skipbackup("mark", "-m", "nodump", Argument(fifo))
+    #expect(marked.status == 1)
+    #expect(
+      marked.errors.contains(
+        "only regular files and directories carry the nodump flag (chattr +d), and this is a FIFO"),
+      "\(marked)")
+    #expect(skipbackup("clear", "-m", "nodump", Argument(fifo)).status == 0)
+    #expect(
+      try check(skipbackup("status", "-m", "nodump", Argument(fifo))).output.hasPrefix("[Included]")
+    )
+    Thread.sleep(forTimeInterval: 0.3)
+    #expect(!FileManager.default.fileExists(atPath: fifo + ".opened"), "skipbackup opened the FIFO")
+
+    // Release the writer.
+    let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+    writer.waitUntilExit()
+    close(reader)
+    let device = skipbackup("mark", "-m", "nodump", "/dev/null")
+    #expect(device.errors.contains("and this is a character device"), "\(device)")
+  }
+
   /// A tag cut short by a full disk would read as someone else's file, which
   /// mark and clear never touch again: none is left behind.
   @Test(.enabled(if: canMount)) func cachedirOnAFullFilesystemLeavesNoTag() throws {

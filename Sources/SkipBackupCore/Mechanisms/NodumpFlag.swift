@@ -1,4 +1,5 @@
 import CXattr
+import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
@@ -49,6 +50,8 @@ public struct NodumpFlag: BackupExclusionMechanism {
       return try update(item) { $0 & ~FS_NODUMP_FL }
     } catch  where Self.keepsNoFlags(error) && error.call == "ioctl(FS_IOC_GETFLAGS)" {
       return false  // no inode flags here, so nothing to clear
+    } catch  where error.refusal == .inodeFlagsNeedFileOrDirectory {
+      return false  // a link, device, FIFO or socket carries no flag to clear
     }
   }
 
@@ -60,10 +63,20 @@ public struct NodumpFlag: BackupExclusionMechanism {
   }
 
   /// Changes the flags through `change`; writes only when they differ.
+  ///
+  /// As chattr does, refuses an item that is neither a regular file nor a
+  /// directory before opening it: opening a device can act on the device.
   private func update(
     _ item: FileItem, _ change: (CInt) -> CInt
   ) throws(SkipBackupError) -> Bool {
-    try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
+    let type = FileType(rawValue: try item.status().st_mode & S_IFMT)
+    guard type == .regular || type == .directory else {
+      throw SkipBackupError(
+        errno: .notSupported, call: "ioctl(FS_IOC_SETFLAGS)", path: item.displayPath,
+        fileType: type, refusal: .inodeFlagsNeedFileOrDirectory)
+    }
+    return try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) {
+      descriptor throws(SkipBackupError) in
       var flags = try Self.flags(descriptor, item)
       let wanted = change(flags)
       guard wanted != flags else { return false }
