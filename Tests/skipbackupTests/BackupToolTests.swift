@@ -142,6 +142,7 @@ struct BackupPlace {
     // tar writes its archive into the current directory, which is ROOT for `.`.
     if tool == .tar && form == .dot { return }
     let tree = try TrickyTree(markNewlines: tool != .tar)
+    defer { withExtendedLifetime(tree) {} }
     let place = try BackupPlace()
     try place.prepare(tool)
     let (root, directory): (String, String) =
@@ -177,6 +178,7 @@ struct BackupPlace {
   /// writes the other rules, and the recipe's && keeps tar from running.
   @Test func tarRefusesANewlineAndTheRecipeStops() throws {
     let tree = try TrickyTree()
+    defer { withExtendedLifetime(tree) {} }
     let place = try BackupPlace()
     let result = place.shell(Recipe.tar, root: tree.root, in: place.work)
     #expect(result.status == 1)

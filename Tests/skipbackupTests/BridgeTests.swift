@@ -31,6 +31,7 @@ let canMount: Bool = {
 
   @Test func nodumpIsHonouredByBsdtarAndBorg() throws {
     let tree = try tree()
+    defer { withExtendedLifetime(tree) {} }
     let root = tree.path + "/root"
     try check(
       skipbackup(
@@ -52,6 +53,7 @@ let canMount: Bool = {
     let included = try listedIncluded(root, mechanisms: "nodump")
     #expect(included.count == 4, "\(included.map(\.display))")
     let place = try BackupPlace()
+    defer { withExtendedLifetime(place) {} }
 
     try check(
       run(
@@ -77,6 +79,7 @@ let canMount: Bool = {
 
   @Test func cachedirIsHonouredByTarBorgAndRestic() throws {
     let tree = try tree()
+    defer { withExtendedLifetime(tree) {} }
     let root = tree.path + "/root"
     try check(
       skipbackup("mark", "-m", "cachedir", Argument(root + "/dir by tool")))
@@ -105,6 +108,7 @@ let canMount: Bool = {
       ["dir by tool", "dir by tool/CACHEDIR.TAG", "dir by peer", "dir by peer/CACHEDIR.TAG"].map(
         Bytes.init))
     let place = try BackupPlace()
+    defer { withExtendedLifetime(place) {} }
 
     for (option, expected) in [("--exclude-caches-all", included), ("--exclude-caches", withTags)] {
       let archive = place.work + "/caches.tar"
@@ -163,6 +167,7 @@ let canMount: Bool = {
   /// blocked on the FIFO would be released by any open for reading.
   @Test func nodumpNeverOpensAFIFO() throws {
     let tree = try TemporaryDirectory()
+    defer { withExtendedLifetime(tree) {} }
     let fifo = tree.path + "/fifo"
     Make.fifo(Bytes(fifo))
     let writer = Process()
@@ -196,6 +201,7 @@ let canMount: Bool = {
   /// mark and clear never touch again: none is left behind.
   @Test(.enabled(if: canMount)) func cachedirOnAFullFilesystemLeavesNoTag() throws {
     let tree = try TemporaryDirectory()
+    defer { withExtendedLifetime(tree) {} }
     let mountPoint = tree.directory("small")
     try check(run(["mount", "-t", "tmpfs", "-o", "size=4k", "none", Argument(mountPoint)]))
     defer { _ = run(["umount", Argument(mountPoint)]) }

@@ -151,6 +151,7 @@ import TestSupport
     #expect(here.lines == ["./d/marked"])
 
     let place = try BackupPlace()
+    defer { withExtendedLifetime(place) {} }
     try check(
       place.shell(
         "skipbackup export --for rsync -x -o exclude.rsync \"$ROOT\" && "
@@ -211,6 +212,7 @@ import TestSupport
   /// os.Getwd does: the export must too, or its absolute paths differ.
   @Test func resticRelativeRootThroughASymbolicLink() throws {
     let tree = try TrickyTree()
+    defer { withExtendedLifetime(tree) {} }
     let place = try BackupPlace()
     try place.prepare(.restic)
     let link = place.work + "/via-link"

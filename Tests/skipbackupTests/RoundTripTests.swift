@@ -49,6 +49,7 @@ import TestSupport
   @Test(arguments: Copier.allCases)
   func marksSurviveACopy(copier: Copier) throws {
     let (tree, source) = try markedTree()
+    defer { withExtendedLifetime(tree) {} }
     let copy = tree.path + "/copy"
     switch copier {
     case .rsync:
@@ -98,6 +99,7 @@ import TestSupport
   /// binary property list, written by setfattr, read as excluded.
   @Test func attributesAMacWritesReadAsMarks() throws {
     let tree = try TemporaryDirectory()
+    defer { withExtendedLifetime(tree) {} }
     let legacy = tree.file("from mac/legacy")
     let resource = tree.directory("from mac/resource dir")
     let inside = tree.file("from mac/resource dir/inside")
