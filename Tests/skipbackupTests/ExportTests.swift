@@ -194,6 +194,14 @@ import TestSupport
       os.setxattr("marked", "user.com.apple.MobileBackup", b"\\x01")
       """
     try check(run(["python3", "-c", Argument(script), Argument(root), Argument(component)]))
+    // Deeper than PATH_MAX, which FileManager cannot remove; shutil.rmtree
+    // works relative to open directories.
+    defer {
+      _ = run([
+        "python3", "-c", "import shutil, sys; shutil.rmtree(sys.argv[1])",
+        Argument(root + "/" + component),
+      ])
+    }
     let exported = skipbackup("export", "--for", "rsync", Argument(root))
     #expect(exported.status == 1)
     #expect(exported.standardOutput.isEmpty)
