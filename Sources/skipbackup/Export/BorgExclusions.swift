@@ -45,8 +45,8 @@ struct BorgExclusions: ExclusionSyntax {
       LexicalPath.pythonNormalized(path) == path
     else { return false }
     let first = UTF8Scanner.scalar(in: path, at: 0)!.value
-    let last = UTF8Scanner.startOfTrailingRun(in: path, where: isPythonSpace)
-    return !isPythonSpace(first) && last == path.count
+    let trailingSpace = UTF8Scanner.startOfTrailingRun(in: path, where: isPythonSpace)
+    return !isPythonSpace(first) && trailingSpace == path.count
   }
 
   /// `path` as a Python regular expression of ASCII characters.

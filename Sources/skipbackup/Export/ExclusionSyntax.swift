@@ -34,11 +34,6 @@ struct ExportFailure: Error {
   var message: String
 }
 
-extension [UInt8] {
-  /// The bytes of `text`.
-  init(utf8 text: String) { self = Array(text.utf8) }
-}
-
 /// UTF-8 as Python's `surrogateescape` and Go's `utf8.DecodeRune` read it: a
 /// well-formed sequence is one scalar; any other byte stands alone.
 enum UTF8Scanner {

@@ -2,9 +2,10 @@
 /// `tar --create -C "$ROOT" .`: one pattern a line, `./` and the path.
 ///
 /// Measured with GNU tar 1.34: `--exclude-from` reads lines even after
-/// `--null` (a NUL ends the pattern's text, the rest of the line is lost), and
-/// drops whitespace at the end of each line; no leading character is special,
-/// and backslash escapes are not unquoted the way `-T` lists are. So a newline
+/// `--null` (a NUL ends the pattern's text, the rest of the line is lost),
+/// drops whitespace at the end of each line, and does not unquote backslash
+/// escapes the way it unquotes `-T` lists. Every line starts with `./`, so no
+/// leading character of a name matters. So a newline
 /// in a path cannot be written at all, and trailing whitespace is written as
 /// a bracket expression (`[ ]`), which the line reader leaves alone. With
 /// `--wildcards`, a backslash makes the next character literal both in
