@@ -61,7 +61,7 @@ public func run(
   posix_spawn_file_actions_addopen(&actions, 1, scratch.path + "/stdout", O_WRONLY | O_CREAT, 0o600)
   posix_spawn_file_actions_addopen(&actions, 2, scratch.path + "/stderr", O_WRONLY | O_CREAT, 0o600)
   let cStrings = argv.map { bytes in strdup(bytes.map { CChar(bitPattern: $0) } + [0]) }
-  defer { cStrings.forEach { free($0) } }
+  defer { for pointer in cStrings { free(pointer) } }
   var pointers = cStrings + [nil]
   // Inherited variables are passed as they are, bytes and all; overrides are added.
   var environmentPointers: [UnsafeMutablePointer<CChar>?] = []
