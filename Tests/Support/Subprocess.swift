@@ -37,9 +37,11 @@ public struct Argument: ExpressibleByStringLiteral, Sendable {
 /// Output goes to files, not pipes, so that a large output never blocks.
 /// With `asNobody` the program runs as the unprivileged user nobody, through
 /// `setpriv`: root bypasses permission checks, so `EACCES` needs another user.
+/// `environment` adds variables to the inherited environment, or replaces
+/// them; the program itself is still found on this process's `PATH`.
 public func run(
   _ arguments: [Argument], input: [UInt8] = [], asNobody: Bool = false,
-  directory: String? = nil
+  directory: String? = nil, environment: [String: String] = [:]
 ) -> ProcessResult {
   let scratch = try! TemporaryDirectory(prefix: "skipbackup-run")
   let inputPath = scratch.path + "/stdin"
@@ -61,8 +63,21 @@ public func run(
   let cStrings = argv.map { bytes in strdup(bytes.map { CChar(bitPattern: $0) } + [0]) }
   defer { for string in cStrings { free(string) } }
   var pointers = cStrings + [nil]
+  // Inherited variables are passed as they are, bytes and all; overrides are added.
+  var environmentPointers: [UnsafeMutablePointer<CChar>?] = []
+  var entry = environ
+  while let variable = entry.pointee {
+    let name = String(
+      decoding: UnsafeRawBufferPointer(start: variable, count: strcspn(variable, "=")),
+      as: UTF8.self)
+    if environment[name] == nil { environmentPointers.append(variable) }
+    entry += 1
+  }
+  let overrides = environment.map { strdup("\($0.key)=\($0.value)") }
+  defer { for pointer in overrides { free(pointer) } }
+  environmentPointers += overrides + [nil]
   var pid: pid_t = 0
-  let spawned = posix_spawnp(&pid, pointers[0]!, &actions, nil, &pointers, environ)
+  let spawned = posix_spawnp(&pid, pointers[0]!, &actions, nil, &pointers, &environmentPointers)
   precondition(spawned == 0, "cannot start \(argv[0]): error \(spawned)")
   var status: Int32 = 0
   while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

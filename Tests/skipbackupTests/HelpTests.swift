@@ -114,7 +114,9 @@ extension CLITests {
       let file = Self.packageRoot.appendingPathComponent("docs/skipbackup.1")
       let page = try #require(
         FileManager.default.contents(atPath: file.path).map { String(decoding: $0, as: UTF8.self) })
-      let lines = Set(page.split(separator: "\n").map(String.init))
+      // roff writes a backslash as \e.
+      let text = page.replacingOccurrences(of: "\\e", with: "\\")
+      let lines = Set(text.split(separator: "\n").map(String.init))
       let stale = "docs/skipbackup.1 is stale: run scripts/generate-docs and commit"
       let help = try dumpHelp()
       for command in help["subcommands"] as? [[String: Any]] ?? [] {

@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|help)
+    mark|clear|status|check|list|export|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export help' -- "${cur}"))
         ;;
     esac
 }
@@ -267,6 +267,28 @@ _skipbackup_list() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        return
+        ;;
+    esac
+}
+
+_skipbackup_export() {
+    repeating_flags=()
+    non_repeating_flags=(-x --one-file-system -q --quiet --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=(--for -o --output)
+    __skipbackup_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--for')
+        __skipbackup_add_completions -W 'rsync'$'\n''tar'$'\n''restic'$'\n''borg'
+        return
+        ;;
+    '-m'|'--mechanism')
+        return
+        ;;
+    '-o'|'--output')
         return
         ;;
     esac

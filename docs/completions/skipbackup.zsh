@@ -55,13 +55,14 @@ _skipbackup() {
             'status:Tell whether each item is excluded from backups.'
             'check:Exit 0 when every PATH is excluded from backups; print nothing.'
             'list:Walk each ROOT and print the excluded items, or the included ones.'
+            'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|help)
+        mark|clear|status|check|list|export|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -159,6 +160,24 @@ _skipbackup_list() {
         '(-0 --null)'{-0,--null}'[End each path with a NUL byte instead of a newline.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         '*:ROOT:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_export() {
+    local -i ret=1
+    local -ar ___for=('rsync' 'tar' 'restic' 'borg')
+    local -ar arg_specs=(
+        '--for[The backup tool that reads the file.]:TOOL:{__skipbackup_complete "${___for[@]}"}'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on ROOT'\''s filesystem\: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too.]'
+        '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        ':ROOT:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -24,6 +24,15 @@ public protocol BackupExclusionMechanism: Sendable {
   /// Removes the mark from `item`; returns whether there was one to remove.
   @discardableResult
   func clear(_ item: FileItem) throws(SkipBackupError) -> Bool
+
+  /// Whether only directories can carry this mark (a `CACHEDIR.TAG`). A
+  /// recursive run applies such a mechanism to the directories it meets,
+  /// not to the files in them.
+  var marksDirectoriesOnly: Bool { get }
+}
+
+extension BackupExclusionMechanism {
+  public var marksDirectoriesOnly: Bool { false }
 }
 
 /// A mark kept in one extended attribute.

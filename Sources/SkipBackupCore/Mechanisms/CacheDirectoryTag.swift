@@ -20,6 +20,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
   public init() {}
 
   public var name: String { "cachedir" }
+  public var marksDirectoriesOnly: Bool { true }
 
   /// `CACHEDIR.TAG`.
   public static let fileName = "CACHEDIR.TAG"
@@ -54,7 +55,14 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       switch created {
       case .success(let file):
         defer { _ = system_close(file) }
-        try Self.writeAll(Self.contents, to: file, item)
+        do throws(SkipBackupError) {
+          try Self.writeAll(Self.contents, to: file, item)
+        } catch {
+          // The file is ours (O_EXCL). Left short, it would read as someone
+          // else's CACHEDIR.TAG, which mark and clear never touch again.
+          _ = Self.fileName.withCString { name in system_unlinkat(directory, name, 0) }
+          throw error
+        }
         return true
       case .failure(.fileExists):
         if try Self.hasTag(in: directory, item) { return false }

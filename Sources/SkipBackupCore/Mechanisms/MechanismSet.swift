@@ -174,6 +174,13 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
     return changed
   }
 
+  /// The members that can mark a file that is not a directory: all but
+  /// those that mark only directories.
+  public var applicableToFiles: MechanismSet {
+    members.contains { $0.marksDirectoriesOnly }
+      ? MechanismSet(members.filter { !$0.marksDirectoriesOnly }) : self
+  }
+
   private static let empty = MechanismSet([])
 
   // MARK: - Collection

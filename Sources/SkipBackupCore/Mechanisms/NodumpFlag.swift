@@ -1,4 +1,5 @@
 import CXattr
+import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
@@ -31,7 +32,11 @@ public struct NodumpFlag: BackupExclusionMechanism {
     // regular files and directories, the only items that carry inode flags.
     let type = mode_t(buffer.stx_mode) & S_IFMT
     guard type == S_IFREG || type == S_IFDIR else { return false }
-    return try withFlags(of: item) { flags in flags & FS_NODUMP_FL != 0 }
+    do {
+      return try withFlags(of: item) { flags in flags & FS_NODUMP_FL != 0 }
+    } catch  where Self.keepsNoFlags(error) {
+      return false  // a filesystem without inode flags (procfs, NFS, FAT) carries no mark
+    }
   }
 
   @discardableResult
@@ -41,14 +46,37 @@ public struct NodumpFlag: BackupExclusionMechanism {
 
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try update(item) { $0 & ~FS_NODUMP_FL }
+    do {
+      return try update(item) { $0 & ~FS_NODUMP_FL }
+    } catch  where Self.keepsNoFlags(error) && error.call == "ioctl(FS_IOC_GETFLAGS)" {
+      return false  // no inode flags here, so nothing to clear
+    } catch  where error.refusal == .inodeFlagsNeedFileOrDirectory {
+      return false  // a link, device, FIFO or socket carries no flag to clear
+    }
+  }
+
+  /// Whether `error` says the filesystem has no inode flags: `ENOTTY` from
+  /// filesystems without the ioctl, `EOPNOTSUPP` from some that have it.
+  private static func keepsNoFlags(_ error: SkipBackupError) -> Bool {
+    error.call.hasPrefix("ioctl")
+      && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
   }
 
   /// Changes the flags through `change`; writes only when they differ.
+  ///
+  /// As chattr does, refuses an item that is neither a regular file nor a
+  /// directory before opening it: opening a device can act on the device.
   private func update(
     _ item: FileItem, _ change: (CInt) -> CInt
   ) throws(SkipBackupError) -> Bool {
-    try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
+    let type = FileType(rawValue: try item.status().st_mode & S_IFMT)
+    guard type == .regular || type == .directory else {
+      throw SkipBackupError(
+        errno: .notSupported, call: "ioctl(FS_IOC_SETFLAGS)", path: item.displayPath,
+        fileType: type, refusal: .inodeFlagsNeedFileOrDirectory)
+    }
+    return try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) {
+      descriptor throws(SkipBackupError) in
       var flags = try Self.flags(descriptor, item)
       let wanted = change(flags)
       guard wanted != flags else { return false }

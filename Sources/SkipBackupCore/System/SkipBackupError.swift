@@ -31,6 +31,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case foreignCacheDirectoryTag
     /// An item that is not a directory cannot carry a `CACHEDIR.TAG`.
     case cacheDirectoryTagNeedsDirectory
+    /// Only regular files and directories carry inode flags; others are
+    /// not even opened (opening a device can act on it).
+    case inodeFlagsNeedFileOrDirectory
     /// A URL that names no file.
     case notAFileURL
   }
@@ -80,6 +83,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         return "a CACHEDIR.TAG is there that is not a cache directory tag; it is left as it is"
       case .cacheDirectoryTagNeedsDirectory:
         return "only a directory can carry a CACHEDIR.TAG"
+      case .inodeFlagsNeedFileOrDirectory:
+        let what = fileType.map { ", and this is \(Self.article($0))" } ?? ""
+        return "only regular files and directories carry the nodump flag (chattr +d)\(what)"
       case .notAFileURL:
         return "not a file URL: only files and directories carry backup marks"
       }
@@ -116,6 +122,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         return "permission denied: changing its attributes needs write permission on it"
       }
       return "permission denied"
+    case .noSpace where call == "write":
+      return "no space left on the device"
     case .noSpace:
       return "no space left for extended attributes on this item (ext4 keeps them in one block) "
         + "or on the device"

@@ -91,11 +91,13 @@ final class MarkingWorker: TreeVisitor {
   let output = Output()
   var counts = MarkingRun.Counts()
   private let run: MarkingRun
+  private let fileMechanisms: MechanismSet
   private let diagnostics: Diagnostics
   private var progress: ProgressCounter
 
   init(run: MarkingRun, diagnostics: Diagnostics, progress: Progress) {
     self.run = run
+    self.fileMechanisms = run.mechanisms.applicableToFiles
     self.diagnostics = diagnostics
     self.progress = ProgressCounter(progress)
   }
@@ -108,7 +110,7 @@ final class MarkingWorker: TreeVisitor {
       return
     }
     do {
-      try apply(item) { path }
+      try apply(item, with: run.mechanisms) { path }
     } catch {
       diagnostics.report(error, after: output)
     }
@@ -143,8 +145,11 @@ final class MarkingWorker: TreeVisitor {
   /// into it: not when it is gone, or has been replaced by a symbolic link or
   /// a special file since its directory was listed.
   private func apply(_ entry: TreeEntry) -> Bool {
+    // A file met on the way gets the marks files can carry (no CACHEDIR.TAG).
+    let mechanisms = entry.depth > 0 && entry.type != .directory ? fileMechanisms : run.mechanisms
+    if mechanisms.isEmpty { return true }
     do {
-      try apply(entry.item) { entry.path }
+      try apply(entry.item, with: mechanisms) { entry.path }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
       return false
@@ -159,8 +164,9 @@ final class MarkingWorker: TreeVisitor {
   }
 
   /// Marks or clears `item`, or with `--dry-run` says whether it would.
-  private func apply(_ item: FileItem, path: () -> FilePath) throws(SkipBackupError) {
-    let mechanisms = run.mechanisms
+  private func apply(
+    _ item: FileItem, with mechanisms: MechanismSet, path: () -> FilePath
+  ) throws(SkipBackupError) {
     let changed: Bool
     if run.dryRun {
       let marks = try mechanisms.marks(on: item)

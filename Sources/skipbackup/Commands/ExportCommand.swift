@@ -1,0 +1,184 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+struct ExportCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "export",
+    abstract:
+      "Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.",
+    discussion: """
+      Walks ROOT as the backup tool will read it and writes one rule for each topmost excluded \
+      item (a marked directory stands for everything under it), in the tool's own syntax, \
+      escaped so that each rule matches that item and nothing else: spaces anywhere, * ? [ ] \\, \
+      leading # - ! ;, $ (restic expands variables), newlines and bytes that are not UTF-8. \
+      By default every attribute mechanism counts (all: legacy, resource and xdg). Use the file \
+      with exactly these command lines (ROOT the same string in both; add the tool's own \
+      one-file-system option when you give -x):
+
+      rsync:
+      \(BackupTool.rsync.recipe)
+
+      GNU tar:
+      \(BackupTool.tar.recipe)
+
+      restic (RESTIC_REPOSITORY and RESTIC_PASSWORD set):
+      \(BackupTool.restic.recipe)
+
+      borg 1.2 (BORG_REPO set):
+      \(BackupTool.borg.recipe)
+
+      When ROOT is excluded itself, or sits below a marked directory, nothing is written. When \
+      the tool cannot name an excluded item (tar reads its file line by line, so a path with a \
+      newline cannot be excluded), the item is reported and the export fails; the other rules \
+      are still written. The && above then keeps the backup from running. nodump and cachedir \
+      marks need no export: bsdtar --nodump, borg --exclude-nodump, and tar, borg and restic \
+      --exclude-caches read them themselves. See docs/backups.md.
+
+      Exit status: 0 when every excluded item has its rule, 1 when any item could not be read \
+      or named, or ROOT is excluded, 64 for a usage error.
+      """)
+
+  @Option(
+    name: .customLong("for"),
+    help: ArgumentHelp(
+      "The backup tool that reads the file.",
+      valueName: "TOOL"))
+  var tool: BackupTool
+
+  @OptionGroup var mechanisms: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
+  )
+  var oneFileSystem = false
+
+  @Option(
+    name: [.customShort("o"), .customLong("output")],
+    help: ArgumentHelp("Write the file to FILE instead of standard output.", valueName: "FILE"))
+  var output: String?
+
+  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
+  var quiet = false
+
+  @Argument(help: ArgumentHelp("The directory the backup reads.", valueName: "ROOT"))
+  var root: String
+
+  func run() throws {
+    let mechanisms = try mechanisms.mechanisms(default: .all)
+    let progress = Progress(enabled: !quiet)
+    let diagnostics = Diagnostics(progress: progress)
+    let syntax = tool.syntax
+    let rootArgument = RawArguments.path(root)
+    let walkRoot: ExportRoot
+    do throws(ExportFailure) {
+      walkRoot = try syntax.walkRoot(for: rootArgument.bytes)
+    } catch {
+      diagnostics.report("\(rootArgument.escapedDescription): \(error.message)")
+      throw ExitCode.failure
+    }
+    let rootPath = FilePath(bytes: walkRoot.path)
+    if let reason = excludedRootReason(rootPath, walkRoot, mechanisms, diagnostics) {
+      diagnostics.report(
+        "\(rootPath.escapedDescription): excluded from backups as a whole (\(reason)), so no "
+          + "\(tool.rawValue) exclusion file is written: a backup of it should hold nothing")
+      throw ExitCode.failure
+    }
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+
+    let descriptor = try openOutput(diagnostics)
+    let file = Output(sink: OutputSink(descriptor: descriptor))
+    var counter = ProgressCounter(progress)
+    var rootLength = 0
+    _ = walkTree(
+      root: rootPath,
+      options: TreeWalkOptions(
+        oneFileSystem: oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink),
+      visit: { entry in
+        counter.tick()
+        if entry.depth == 0 {
+          rootLength = entry.pathBytes.count
+          return .descend
+        }
+        guard entry.type == .regular || entry.type == .directory else { return .skipChildren }
+        do throws(SkipBackupError) {
+          guard try mechanisms.isMarked(entry.item) else { return .descend }
+        } catch  where error.isNoSuchFile {
+          return .skipChildren
+        } catch {
+          diagnostics.report(entry.located(error), after: file)
+          return .skipChildren
+        }
+        var relative = entry.pathBytes[rootLength...]
+        if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
+        switch syntax.rule(root: walkRoot, relative: Array(relative)) {
+        case .success(let rule):
+          file.write(rule)
+          file.write(syntax.terminator)
+          file.endRecord()
+        case .failure(let inexpressible):
+          diagnostics.report(
+            "\(entry.path.escapedDescription): excluded, but \(inexpressible.reason); "
+              + "a backup with this file would include it", after: file)
+        }
+        return .skipChildren
+      },
+      failure: { diagnostics.report($0, after: file) })
+    file.flush()
+    progress.erase()
+    if descriptor != STDOUT_FILENO, close(descriptor) != 0 {
+      diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
+    }
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+  }
+
+  /// Why ROOT is excluded as a whole, or `nil` when it is not.
+  private func excludedRootReason(
+    _ path: FilePath, _ root: ExportRoot, _ mechanisms: MechanismSet, _ diagnostics: Diagnostics
+  ) -> String? {
+    do throws(SkipBackupError) {
+      let follows = root.followsSymbolicLink
+      let marks = try mechanisms.marks(on: FileItem(path: path, followSymbolicLinks: follows))
+      if !marks.isEmpty {
+        return "marked: \(marks.names.joined(separator: ", "))"
+      }
+      if let above = try mechanisms.markedAncestor(of: path, followSymbolicLinks: follows) {
+        return "below the marked directory \(above.escapedDescription)"
+      }
+    } catch {
+      diagnostics.report(error)
+    }
+    return nil
+  }
+
+  /// Standard output, or the `-o` file, created or truncated.
+  private func openOutput(_ diagnostics: Diagnostics) throws -> CInt {
+    guard let output else { return STDOUT_FILENO }
+    let path = RawArguments.path(output)
+    let descriptor = path.withPlatformString {
+      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+    }
+    guard descriptor >= 0 else {
+      let reason = Errno(rawValue: errno).description.lowercased()
+      diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")
+      throw ExitCode.failure
+    }
+    return descriptor
+  }
+}
+
+extension FilePath {
+  /// The path with exactly these bytes.
+  init(bytes: [UInt8]) {
+    let characters = bytes.map { CChar(bitPattern: $0) } + [0]
+    self = characters.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+  }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The recipes of `skipbackup export --help` and docs/backups.md, run with
+/// the real tools: each backup must hold exactly the included set.
+enum Recipe {
+  static let rsync = """
+    skipbackup export --for rsync -o exclude.rsync "$ROOT" &&
+      rsync -a --from0 --exclude-from=exclude.rsync "$ROOT/" "$DEST/"
+    """
+  static let tar = """
+    skipbackup export --for tar -o exclude.tar "$ROOT" &&
+      tar --create --file=backup.tar --anchored --wildcards \\
+        --exclude-from=exclude.tar -C "$ROOT" .
+    """
+  static let restic = """
+    skipbackup export --for restic -o exclude.restic "$ROOT" &&
+      restic backup --exclude-file=exclude.restic "$ROOT"
+    """
+  static let borg = """
+    skipbackup export --for borg -o exclude.borg "$ROOT" &&
+      borg create --exclude-from=exclude.borg ::{now} "$ROOT"
+    """
+
+  static let all = [rsync, tar, restic, borg]
+}
+
+enum Tool: String, CaseIterable, CustomTestStringConvertible {
+  case rsync, tar, restic, borg
+
+  var testDescription: String { rawValue }
+
+  var recipe: String {
+    switch self {
+    case .rsync: Recipe.rsync
+    case .tar: Recipe.tar
+    case .restic: Recipe.restic
+    case .borg: Recipe.borg
+    }
+  }
+}
+
+/// How the recipe names ROOT.
+enum RootForm: String, CaseIterable, CustomTestStringConvertible {
+  /// `/tmp/.../root`, from another directory.
+  case absolute
+  /// `root`, from the directory that holds it.
+  case relative
+  /// `.`, from ROOT itself.
+  case dot
+
+  var testDescription: String { rawValue }
+}
+
+/// A place for a backup: a working directory, the repositories and the
+/// environment the tools read.
+struct BackupPlace {
+  let directory: TemporaryDirectory
+  var work: String { directory.path }
+
+  init() throws {
+    directory = try TemporaryDirectory(prefix: "skipbackup-backup")
+  }
+
+  var environment: [String: String] {
+    let tool = URL(fileURLWithPath: skipbackupPath).deletingLastPathComponent().path
+    return [
+      "PATH": tool + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+      "DEST": work + "/dest",
+      "RESTIC_REPOSITORY": work + "/restic-repository",
+      "RESTIC_PASSWORD": "skipbackup",
+      "RESTIC_CACHE_DIR": work + "/restic-cache",
+      "BORG_REPO": work + "/borg-repository",
+      "BORG_PASSPHRASE": "",
+      "BORG_BASE_DIR": work + "/borg-base",
+      "BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK": "yes",
+      "BORG_RELOCATED_REPO_ACCESS_IS_OK": "yes",
+    ]
+  }
+
+  /// Runs `command` with `sh -c` in `directory`, ROOT set to `root`.
+  func shell(_ command: String, root: String, in directory: String) -> ProcessResult {
+    var environment = environment
+    environment["ROOT"] = root
+    environment["PWD"] = directory
+    return run(["sh", "-c", Argument(command)], directory: directory, environment: environment)
+  }
+
+  /// Runs a tool's own command, such as `restic init`.
+  func tool(_ arguments: [Argument], in directory: String? = nil) -> ProcessResult {
+    run(arguments, directory: directory, environment: environment)
+  }
+
+  /// Creates the repository `tool` writes to.
+  func prepare(_ tool: Tool) throws {
+    switch tool {
+    case .restic: try check(self.tool(["restic", "init"]))
+    case .borg: try check(self.tool(["borg", "init", "-e", "none"]))
+    case .rsync, .tar: break
+    }
+  }
+
+  /// The paths the backup holds, relative to ROOT, restored or copied back
+  /// by the tool itself. `root` is ROOT as the recipe gave it, run in
+  /// `directory`; `absoluteRoot` is its absolute path.
+  func backedUp(
+    by tool: Tool, root: String, absoluteRoot: String, ranIn directory: String
+  ) throws -> Set<Bytes> {
+    let restore = work + "/restore"
+    Make.directory(Bytes(restore))
+    // Where the tool puts ROOT's contents: restic and borg keep a relative
+    // ROOT relative (borg without its leading slashes), and `.` as the top.
+    let stored = root == "." ? "" : root.hasPrefix("/") ? absoluteRoot : "/" + root
+    switch tool {
+    case .rsync:
+      return try pathSet(under: Bytes(work + "/dest"))
+    case .tar:
+      try check(
+        run([
+          "tar", "--extract", "--file", Argument(directory + "/backup.tar"), "-C",
+          Argument(restore),
+        ]))
+      return try pathSet(under: Bytes(restore))
+    case .restic:
+      try check(self.tool(["restic", "restore", "latest", "--target", Argument(restore)]))
+      return try pathSet(under: Bytes(restore + stored))
+    case .borg:
+      let archives = try check(self.tool(["borg", "list", "--short"]))
+      let archive = try #require(archives.lines.last)
+      try check(self.tool(["borg", "extract", Argument("::" + archive)], in: restore))
+      return try pathSet(under: Bytes(restore + stored))
+    }
+  }
+}
+
+@Suite(.serialized) struct BackupToolTests {
+  /// Runs `tool`'s recipe on a tricky tree, ROOT named as `form` says, and
+  /// compares the backup with the included set.
+  @Test(arguments: Tool.allCases, RootForm.allCases)
+  func backupHoldsExactlyTheIncludedSet(tool: Tool, form: RootForm) throws {
+    // tar writes its archive into the current directory, which is ROOT for `.`.
+    if tool == .tar && form == .dot { return }
+    let tree = try TrickyTree(markNewlines: tool != .tar)
+    defer { withExtendedLifetime(tree) {} }
+    let place = try BackupPlace()
+    try place.prepare(tool)
+    let (root, directory): (String, String) =
+      switch form {
+      case .absolute: (tree.root, place.work)
+      case .relative: ("root", tree.directory.path)
+      case .dot: (".", tree.root)
+      }
+
+    let result = place.shell(tool.recipe, root: root, in: directory)
+    #expect(result.status == 0, "\(result)")
+
+    // After the recipe: with ROOT `.` the exclusion file is written into ROOT.
+    let expected = try tree.expectedIncluded()
+    let listed = try listedIncluded(tree.root)
+    let listedAsExpected = listed == expected
+    #expect(listedAsExpected, "skipbackup list --included: \(difference(listed, expected))")
+    // The fixture is not vacuous: marked items are on disk and out of the
+    // set, and the items beside them are in it.
+    #expect(tree.marked.count > 100)
+    let markedButIncluded = tree.marked.filter(expected.contains).map(\.display)
+    #expect(markedButIncluded.isEmpty, "\(markedButIncluded)")
+    let missing = tree.included.filter { !expected.contains($0) }.map(\.display)
+    #expect(missing.isEmpty, "\(missing)")
+
+    let backup = try place.backedUp(
+      by: tool, root: root, absoluteRoot: tree.root, ranIn: directory)
+    let exact = backup == listed
+    #expect(exact, "\(tool) backup: \(difference(backup, listed))")
+  }
+
+  /// tar cannot exclude a path with a newline: the export says so, fails,
+  /// writes the other rules, and the recipe's && keeps tar from running.
+  @Test func tarRefusesANewlineAndTheRecipeStops() throws {
+    let tree = try TrickyTree()
+    defer { withExtendedLifetime(tree) {} }
+    let place = try BackupPlace()
+    let result = place.shell(Recipe.tar, root: tree.root, in: place.work)
+    #expect(result.status == 1)
+    #expect(result.errors.contains("tar cannot exclude it: its path holds a newline"))
+    #expect(result.errors.contains(tree.root + "/files/nl\\nname: excluded, but"))
+    #expect(!FileManager.default.fileExists(atPath: place.work + "/backup.tar"))
+    let rules = try String(contentsOfFile: place.work + "/exclude.tar", encoding: .isoLatin1)
+    #expect(rules.contains("./files/st\\*r\n"))
+    #expect(!rules.contains("nl\nname"))
+  }
+
+  /// The recipes the tests run are the ones `export --help` shows.
+  @Test func helpShowsEachRecipe() {
+    let help = skipbackup("export", "--help")
+    #expect(help.status == 0)
+    for recipe in Recipe.all {
+      #expect(help.output.contains(recipe), "export --help lacks:\n\(recipe)")
+    }
+  }
+
+  /// And the ones docs/backups.md shows.
+  @Test func docsShowEachRecipe() throws {
+    let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("docs/backups.md")
+    let text = try String(contentsOf: docs, encoding: .utf8)
+    for recipe in Recipe.all {
+      #expect(text.contains(recipe), "docs/backups.md lacks:\n\(recipe)")
+    }
+  }
+}
