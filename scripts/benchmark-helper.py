@@ -203,17 +203,22 @@ def report(data_dir, doc):
 
     rows = []
 
+    # Each row: measurement, skipbackup, reference, ratio, target, met/missed, and
+    # the same ratio of CPU (user + system) times, which load on the machine
+    # disturbs less.
     def at_most(label, group, tool, reference, target):
-        t, r = groups[group][tool]["median"], groups[group][reference]["median"]
-        ratio = t / r
-        rows.append((label, seconds(t), seconds(r), f"{ratio:.2f}×", f"≤ {target}×",
-                     "met" if ratio <= target else "missed"))
+        t, r = groups[group][tool], groups[group][reference]
+        ratio = t["median"] / r["median"]
+        rows.append((label, seconds(t["median"]), seconds(r["median"]), f"{ratio:.2f}×",
+                     f"≤ {target}×", "met" if ratio <= target else "missed",
+                     f"{t['cpu'] / r['cpu']:.2f}×"))
 
     def faster(label, group, tool, reference, target):
-        t, r = groups[group][tool]["median"], groups[group][reference]["median"]
-        ratio = r / t
-        rows.append((label, seconds(t), seconds(r), f"{ratio:.2f}× faster", f"≥ {target}× faster",
-                     "met" if ratio >= target else "missed"))
+        t, r = groups[group][tool], groups[group][reference]
+        ratio = r["median"] / t["median"]
+        rows.append((label, seconds(t["median"]), seconds(r["median"]), f"{ratio:.2f}× faster",
+                     f"≥ {target}× faster", "met" if ratio >= target else "missed",
+                     f"{r['cpu'] / t['cpu']:.2f}× faster"))
 
     at_most("`list --excluded -0` ÷ `cscan`", "list", "skipbackup list", "cscan", 1.0)
     faster("`list --excluded -0` against `getfattr -R`", "list", "skipbackup list", "getfattr -R", 2)
@@ -232,7 +237,7 @@ def report(data_dir, doc):
     delta = (large - small) / 1024
     rows.append((f"peak RSS of `list`, {info['nfiles']:,} files against 1,000 files",
                  f"{large / 1024:.1f} MiB", f"{small / 1024:.1f} MiB", f"{delta:+.1f} MiB",
-                 "≤ +4 MiB", "met" if delta <= 4 else "missed"))
+                 "≤ +4 MiB", "met" if delta <= 4 else "missed", ""))
 
     if library:
         lib = {name: statistics.median(values) for name, values in library.items()}
@@ -243,10 +248,10 @@ def report(data_dir, doc):
                 ratio = t / r
                 rows.append((f"library {label} ÷ raw `getxattr` ({state} file)",
                              f"{t:.0f} ns", f"{r:.0f} ns", f"{ratio:.2f}×", "≤ 1.2×",
-                             "met" if ratio <= 1.2 else "missed"))
+                             "met" if ratio <= 1.2 else "missed", ""))
     else:
         rows.append(("library `isExcludedFromBackup` ÷ raw `getxattr`", "not run", "not run",
-                     "", "≤ 1.2×", "not run (BENCH_SKIP_LIBRARY)"))
+                     "", "≤ 1.2×", "not run (BENCH_SKIP_LIBRARY)", ""))
 
     out = []
     out.append(BEGIN)
@@ -269,14 +274,18 @@ def report(data_dir, doc):
     out.append(f"| trees | {info['tree']} ({info['entries']:,} entries, {info['marked']:,} of them "
                f"marked); 1,000 files for the memory baseline |")
     out.append(f"| runs | median of {info['rounds']} interleaved rounds after a warm-up run of each "
-               f"command; `check`: {info['rounds']} rounds of {info['check_runs']}; memory: median "
+               f"command; `check`: {info['check_rounds']} rounds of {info['check_runs']}; memory: median "
                f"of {info['memory_runs']}; library: the median, over "
                f"{info['library_rounds']} run(s) of the suite, of each run's p50 |")
     out.append("")
     out.append("### Targets (issue 5)")
     out.append("")
-    out.append("| measurement | skipbackup | reference | ratio | target | |")
-    out.append("| --- | ---: | ---: | ---: | ---: | --- |")
+    out.append("Wall-clock medians; the ratio and the target are issue 5's. The last column "
+               "is the same ratio of CPU time (user + system), for reading a run on a busy "
+               "machine; it says nothing of a second core.")
+    out.append("")
+    out.append("| measurement | skipbackup | reference | ratio | target | | CPU ratio |")
+    out.append("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
     for row in rows:
         out.append(table_row(row))
     out.append("")
@@ -313,7 +322,7 @@ def report(data_dir, doc):
     out.append(END)
     generated = "\n".join(out)
 
-    print("\n".join(["", "| measurement | skipbackup | reference | ratio | target | |"] +
+    print("\n".join(["", "| measurement | skipbackup | reference | ratio | target | | CPU ratio |"] +
                     [table_row(row) for row in rows]))
 
     if os.path.exists(doc):
