@@ -6,6 +6,8 @@ let package = Package(
   products: [
     .library(name: "SkipBackup", targets: ["SkipBackup"]),
     .executable(name: "skipbackup", targets: ["skipbackup"]),
+    // The C boundary, for Benchmarks/, whose floor is the raw getxattr(2) the library calls.
+    .library(name: "CXattr", targets: ["CXattr"]),
   ],
   dependencies: [
     // FilePath, FileDescriptor and Errno: byte-exact paths and errno values.
