@@ -72,6 +72,13 @@ public struct FileItem: @unchecked Sendable {
     self.init(base: .directory(directory), name: .borrowed(name), follows: false, shown: nil)
   }
 
+  /// The item at the C string `path`, which must outlive every use of the
+  /// item.
+  internal init(borrowingPath path: UnsafePointer<CChar>, followSymbolicLinks: Bool = false) {
+    self.init(
+      base: .workingDirectory, name: .borrowed(path), follows: followSymbolicLinks, shown: nil)
+  }
+
   /// The same item with another path for messages.
   package func withDisplayPath(_ displayPath: FilePath) -> FileItem {
     FileItem(base: base, name: name, follows: followsSymbolicLinks, shown: displayPath)
@@ -88,7 +95,7 @@ public struct FileItem: @unchecked Sendable {
   @inline(__always)
   internal func withPathPointer<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
     switch name {
-    case .path(let path): path.withPlatformString(body)
+    case .path(let path): path.withCString(body)
     case .borrowed(let name): body(name)
     }
   }

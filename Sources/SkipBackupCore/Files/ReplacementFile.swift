@@ -43,14 +43,14 @@ package final class ReplacementFile {
     }
     let name = FilePath(root: nil, [last])
     let parentItem = FileItem(path: parent)
-    let directory = try parent.withPlatformString { parent in
+    let directory = try parent.withCString { parent in
       valueOrErrno { system_openat(CXATTR_AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
     }.get("openat", parentItem)
 
     // The old file, when there is one, lends its permissions, owner and attributes.
     var old = stat()
     let oldExists =
-      name.withPlatformString { name in
+      name.withCString { name in
         valueOrErrno { system_fstatat(directory, name, &old, 0) }
       }.isSuccess && keepingOldMetadata
     let mode = oldExists ? old.st_mode & 0o7777 : permissions
@@ -63,7 +63,7 @@ package final class ReplacementFile {
       // No O_TMPFILE here: a hidden name in the same directory, so the rename stays atomic.
       for _ in 0..<100 {
         let candidate = hiddenName(for: last)
-        created = candidate.withPlatformString { candidate in
+        created = candidate.withCString { candidate in
           valueOrErrno {
             system_openat(directory, candidate, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
           }
@@ -92,7 +92,7 @@ package final class ReplacementFile {
       // As cp -p does, as far as allowed: root may give the file back to its owner.
       _ = system_fchown(descriptor, old.st_uid, old.st_gid)
       _ = system_fchmod(descriptor, mode)
-      let oldFile = name.withPlatformString { name in
+      let oldFile = name.withCString { name in
         valueOrErrno { system_openat(directory, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0) }
       }
       if case .success(let oldDescriptor) = oldFile {
@@ -108,7 +108,7 @@ package final class ReplacementFile {
   /// permissions and every extended attribute, marks among them.
   package func copy(from source: FilePath) throws(SkipBackupError) {
     let sourceItem = FileItem(path: source)
-    let input = try source.withPlatformString { source in
+    let input = try source.withCString { source in
       valueOrErrno { system_openat(CXATTR_AT_FDCWD, source, O_RDONLY | O_CLOEXEC, 0) }
     }.get("openat", sourceItem)
     defer { _ = system_close(input) }
@@ -130,8 +130,8 @@ package final class ReplacementFile {
   ///
   /// The corresponding C function is libattr's `attr_copy_fd(3)`.
   package func copyAttributes(from source: CInt, path: FilePath) throws(SkipBackupError) {
-    let result = path.withPlatformString { sourcePath in
-      item.displayPath.withPlatformString { destinationPath in
+    let result = path.withCString { sourcePath in
+      item.displayPath.withCString { destinationPath in
         valueOrErrno { system_attr_copy_fd(sourcePath, source, destinationPath, descriptor) }
       }
     }
@@ -164,8 +164,8 @@ package final class ReplacementFile {
       let directory = directory
       for _ in 0..<100 {
         candidate = hiddenName(for: name.lastComponent!)
-        linked = source.withPlatformString { source in
-          candidate.withPlatformString { candidate in
+        linked = source.withCString { source in
+          candidate.withCString { candidate in
             valueOrErrno {
               system_linkat(CXATTR_AT_FDCWD, source, directory, candidate, AT_SYMLINK_FOLLOW)
             }
@@ -178,8 +178,8 @@ package final class ReplacementFile {
       staged = candidate
     }
     let directory = directory
-    let renamed = staged.withPlatformString { staged in
-      name.withPlatformString { name in
+    let renamed = staged.withCString { staged in
+      name.withCString { name in
         valueOrErrno { system_renameat(directory, staged, directory, name) }
       }
     }
@@ -191,7 +191,7 @@ package final class ReplacementFile {
   deinit {
     let directory = directory
     if !committed, let temporaryName {
-      _ = temporaryName.withPlatformString { system_unlinkat(directory, $0, 0) }
+      _ = temporaryName.withCString { system_unlinkat(directory, $0, 0) }
     }
     _ = system_close(descriptor)
     _ = system_close(directory)
@@ -202,7 +202,7 @@ package final class ReplacementFile {
 private func resolvedTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
   let item = FileItem(path: path, followSymbolicLinks: false)
   guard try item.status().st_mode & S_IFMT == S_IFLNK else { return path }
-  let resolved: FilePath? = path.withPlatformString { pointer in
+  let resolved: FilePath? = path.withCString { pointer in
     guard let canonical = system_realpath(pointer, nil) else { return nil }
     defer { free(canonical) }
     return FilePath(platformString: canonical)

@@ -29,10 +29,24 @@ public protocol BackupExclusionMechanism: Sendable {
   /// recursive run applies such a mechanism to the directories it meets,
   /// not to the files in them.
   var marksDirectoriesOnly: Bool { get }
+
+  /// Where the mark is kept. A set reads every mark kept in an extended
+  /// attribute from one listing of the item's attribute names.
+  var storage: MarkStorage { get }
+}
+
+/// Where a mechanism keeps its mark.
+public enum MarkStorage: Hashable, Sendable {
+  /// In the extended attribute `name`; with `presenceIsMark`, the attribute
+  /// is a mark whatever its value.
+  case extendedAttribute(AttributeName, presenceIsMark: Bool)
+  /// Somewhere else: an inode flag, a file, or several places.
+  case elsewhere
 }
 
 extension BackupExclusionMechanism {
   public var marksDirectoriesOnly: Bool { false }
+  public var storage: MarkStorage { .elsewhere }
 }
 
 /// A mark kept in one extended attribute.
@@ -53,6 +67,10 @@ public protocol ExtendedAttributeMechanism: BackupExclusionMechanism {
 
 extension ExtendedAttributeMechanism {
   public var presenceIsMark: Bool { false }
+
+  public var storage: MarkStorage {
+    .extendedAttribute(attributeName, presenceIsMark: presenceIsMark)
+  }
 
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     let attributes = ExtendedAttributes(of: item)

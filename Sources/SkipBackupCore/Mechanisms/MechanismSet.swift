@@ -27,7 +27,7 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
     let bit: UInt64
     let name: AttributeName
     let presenceIsMark: Bool
-    let mechanism: any ExtendedAttributeMechanism
+    let mechanism: any BackupExclusionMechanism
   }
 
   /// A set of `members`; sets among them are flattened, and a mechanism named
@@ -42,20 +42,30 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
     }
     precondition(flat.count <= 64, "a set holds at most 64 mechanisms")
     self.members = flat
-    self.attributeRules = flat.enumerated().compactMap { index, member in
-      (member as? any ExtendedAttributeMechanism).map {
-        AttributeRule(
-          bit: 1 << index, name: $0.attributeName, presenceIsMark: $0.presenceIsMark, mechanism: $0)
+    // The storage requirement, not a cast to a protocol: in a static binary
+    // such a cast searches every conformance record, which costs a command's
+    // whole start-up.
+    var rules: [AttributeRule] = []
+    var others: [Int] = []
+    for (index, member) in flat.enumerated() {
+      switch member.storage {
+      case .extendedAttribute(let name, let presenceIsMark):
+        rules.append(
+          AttributeRule(
+            bit: 1 << index, name: name, presenceIsMark: presenceIsMark, mechanism: member))
+      case .elsewhere:
+        others.append(index)
       }
     }
-    self.otherMembers = flat.indices.filter { !(flat[$0] is any ExtendedAttributeMechanism) }
+    self.attributeRules = rules
+    self.otherMembers = others
   }
 
   /// iOS 5.0.1's attribute and the iOS 5.1 resource value.
-  public static var apple: MechanismSet { MechanismSet([.legacy, .resource]) }
+  public static let apple = MechanismSet([.legacy, .resource])
 
   /// Every mark kept in an extended attribute: legacy, resource and xdg.
-  public static var all: MechanismSet { MechanismSet([.legacy, .resource, .xdg]) }
+  public static let all = MechanismSet([.legacy, .resource, .xdg])
 
   /// The mechanisms the tool and the docs know, by short name.
   public static let named: [(name: String, set: MechanismSet)] = [

@@ -201,7 +201,7 @@ extension FilePath {
   /// The path for messages: bytes as they are, except control characters and
   /// bytes that are not UTF-8, which are written as escapes (`\n`, `\xff`).
   public var escapedDescription: String {
-    withPlatformString { pointer in
+    withCString { pointer in
       let bytes = UnsafeBufferPointer(
         start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
         count: strlen(pointer))

@@ -175,7 +175,7 @@ struct TreeWalker: ~Copyable {
       markedAncestorLength: nil)
     let decision = visit(entry)
     guard decision != .skipChildren, type == .directory else { return }
-    let opened = root.withPlatformString { path in
+    let opened = root.withCString { path in
       valueOrErrno {
         system_openat(CXATTR_AT_FDCWD, path, Self.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
       }
@@ -381,7 +381,7 @@ struct PathBuffer: ~Copyable {
   /// The root as given, without trailing slashes (but `/` stays `/`).
   mutating func set(_ root: FilePath) {
     count = 0
-    root.withPlatformString { pointer in
+    root.withCString { pointer in
       var length = strlen(pointer)
       while length > 1 && pointer[length - 1] == 0x2F { length -= 1 }
       append(UnsafeRawPointer(pointer), length)

@@ -20,18 +20,6 @@ struct MarkingRun {
   let reporting: ReportingOptions
   let dryRun: Bool
 
-  init(
-    action: Action, mechanisms: MechanismSet, items: ItemOptions, paths: PathArguments,
-    reporting: ReportingOptions, dryRun: Bool
-  ) {
-    self.action = action
-    self.mechanisms = mechanisms
-    self.items = items
-    self.paths = paths
-    self.reporting = reporting
-    self.dryRun = dryRun
-  }
-
   struct Counts {
     var changed = 0
     var unchanged = 0

@@ -32,17 +32,39 @@ enum RawArguments {
 
   /// The path an argument names, byte for byte as it was given.
   static func path(_ argument: String) -> FilePath {
-    guard let range = argument.firstRange(of: marker),
-      let index = Int(argument[range.upperBound...]),
-      index > 0, index < Int(CommandLine.argc)
+    // Text arguments, nearly all of them, go straight through: no search
+    // unless the argument holds the marker's first byte.
+    let text = argument.utf8
+    guard let lead = marker.utf8.first, text.contains(lead),
+      let (index, whole) = placeholder(in: text), index > 0, index < Int(CommandLine.argc)
     else { return FilePath(argument) }
     let raw = CommandLine.unsafeArgv[index]!
     let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
     // The parser hands over the value of `--option=BYTES` alone.
-    if range.lowerBound == argument.startIndex, let equals = optionValueStart(bytes) {
+    if whole, let equals = optionValueStart(bytes) {
       return FilePath(platformString: raw.advanced(by: equals + 1))
     }
     return FilePath(platformString: raw)
+  }
+
+  /// The argument index a placeholder names, and whether the placeholder is
+  /// the whole of `text` (rather than the value after a `--name=`).
+  private static func placeholder(in text: String.UTF8View) -> (Int, Bool)? {
+    let marker = Array(self.marker.utf8)
+    let bytes = Array(text)
+    let start: Int
+    if bytes.starts(with: marker) {
+      start = 0
+    } else if let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+      bytes[(equals + 1)...].starts(with: marker)
+    {
+      start = equals + 1
+    } else {
+      return nil
+    }
+    let digits = bytes[(start + marker.count)...]
+    guard let index = Int(String(decoding: digits, as: UTF8.self)) else { return nil }
+    return (index, start == 0)
   }
 
   /// Where the `=` of a `--option=value` argument is, when the option is text.
