@@ -127,6 +127,7 @@ final class StatusReport {
   let format: StatusCommand.Format
   let verbose: Bool
   let output = Output()
+  private var line = JSONLine()
 
   init(format: StatusCommand.Format, verbose: Bool) {
     self.format = format
@@ -137,7 +138,7 @@ final class StatusReport {
     let excluded = !marks.isEmpty || inheritedFrom != nil
     switch format {
     case .json:
-      var line = JSONLine()
+      line.reset()
       line.path("path", path)
       line.bool("excluded", excluded)
       line.strings("marks", marks.names)

@@ -6,27 +6,27 @@ struct JSONLine {
   private var first = true
 
   mutating func key(_ name: String) {
-    if !first { bytes += Array(", ".utf8) }
+    if !first { bytes.append(contentsOf: ", ".utf8) }
     first = false
     appendString(name.utf8)
-    bytes += Array(": ".utf8)
+    bytes.append(contentsOf: ": ".utf8)
   }
 
   mutating func bool(_ name: String, _ value: Bool) {
     key(name)
-    bytes += Array((value ? "true" : "false").utf8)
+    bytes.append(contentsOf: (value ? "true" : "false").utf8)
   }
 
   mutating func null(_ name: String) {
     key(name)
-    bytes += Array("null".utf8)
+    bytes.append(contentsOf: "null".utf8)
   }
 
   mutating func strings(_ name: String, _ values: [String]) {
     key(name)
     bytes.append(UInt8(ascii: "["))
     for (index, value) in values.enumerated() {
-      if index > 0 { bytes += Array(", ".utf8) }
+      if index > 0 { bytes.append(contentsOf: ", ".utf8) }
       appendString(value.utf8)
     }
     bytes.append(UInt8(ascii: "]"))
@@ -35,8 +35,8 @@ struct JSONLine {
   /// `"name": "..."`, and `"name_base64": "..."` when the bytes are not UTF-8.
   mutating func path(_ name: String, _ path: some Collection<UInt8>) {
     key(name)
-    if let text = String(validating: path, as: UTF8.self) {
-      appendString(text.utf8)
+    if path.allSatisfy({ $0 < 0x80 }) || String(validating: path, as: UTF8.self) != nil {
+      appendString(path)
     } else {
       appendString(String(decoding: path, as: UTF8.self).utf8)
       key(name + "_base64")
@@ -45,26 +45,48 @@ struct JSONLine {
   }
 
   mutating func finish() -> [UInt8] {
-    bytes += Array("}\n".utf8)
+    bytes.append(contentsOf: "}\n".utf8)
     return bytes
+  }
+
+  /// Starts a new object in the same storage, to spare an allocation per line.
+  mutating func reset() {
+    bytes.removeAll(keepingCapacity: true)
+    bytes.append(UInt8(ascii: "{"))
+    first = true
   }
 
   private mutating func appendString(_ text: some Collection<UInt8>) {
     bytes.append(UInt8(ascii: "\""))
-    for byte in text {
+    let copied: Void? = text.withContiguousStorageIfAvailable { appendEscaped($0) }
+    if copied == nil { Array(text).withUnsafeBufferPointer { appendEscaped($0) } }
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// Appends `text` escaped for a JSON string: runs of plain bytes at once,
+  /// quotes, backslashes and control characters escaped one by one.
+  private mutating func appendEscaped(_ text: UnsafeBufferPointer<UInt8>) {
+    var start = 0
+    for index in text.indices {
+      let byte = text[index]
+      guard byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+      else { continue }
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<index]))
+      start = index + 1
       switch byte {
-      case UInt8(ascii: "\""): bytes += Array("\\\"".utf8)
-      case UInt8(ascii: "\\"): bytes += Array("\\\\".utf8)
-      case UInt8(ascii: "\n"): bytes += Array("\\n".utf8)
-      case UInt8(ascii: "\r"): bytes += Array("\\r".utf8)
-      case UInt8(ascii: "\t"): bytes += Array("\\t".utf8)
-      case 0..<0x20, 0x7F:
+      case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
+      case UInt8(ascii: "\\"): bytes.append(contentsOf: "\\\\".utf8)
+      case UInt8(ascii: "\n"): bytes.append(contentsOf: "\\n".utf8)
+      case UInt8(ascii: "\r"): bytes.append(contentsOf: "\\r".utf8)
+      case UInt8(ascii: "\t"): bytes.append(contentsOf: "\\t".utf8)
+      default:
         let hex = Array("0123456789abcdef".utf8)
-        bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-      default: bytes.append(byte)
+        bytes.append(contentsOf: "\\u00".utf8)
+        bytes.append(hex[Int(byte >> 4)])
+        bytes.append(hex[Int(byte & 0xF)])
       }
     }
-    bytes.append(UInt8(ascii: "\""))
+    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start...]))
   }
 }
 
