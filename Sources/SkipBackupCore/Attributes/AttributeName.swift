@@ -60,26 +60,6 @@ public struct AttributeName: Hashable, Sendable, CustomStringConvertible,
   internal func withCString<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
     cString.withUnsafeBufferPointer { body($0.baseAddress!) }
   }
-
-  /// Whether a `listxattr(2)` answer, NUL-separated names, holds this name.
-  internal func isListed(in list: UnsafeRawBufferPointer) -> Bool {
-    guard let base = list.baseAddress else { return false }
-    return cString.withUnsafeBytes { name in
-      let length = name.count - 1
-      var start = 0
-      while start < list.count {
-        let remaining = list.count - start
-        let end =
-          memchr(base + start, 0, remaining).map { $0 - UnsafeMutableRawPointer(mutating: base) }
-          ?? list.count
-        if end - start == length && memcmp(base + start, name.baseAddress!, length) == 0 {
-          return true
-        }
-        start = end + 1
-      }
-      return false
-    }
-  }
 }
 
 #if canImport(Glibc)

@@ -18,16 +18,21 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
   public let members: [any BackupExclusionMechanism]
   /// How to read the members kept in extended attributes, in member order.
   private let attributeRules: [AttributeRule]
+  /// The attribute names of those members, one after the other.
+  private let attributeNames: [UInt8]
   /// The positions of the other members.
   private let otherMembers: [Int]
 
   /// What a reader needs of one attribute member, looked up once per set
-  /// rather than once per item.
+  /// rather than once per item: plain values, so reading them per item
+  /// copies no reference.
   private struct AttributeRule {
     let bit: UInt64
-    let name: AttributeName
+    let member: Int
+    /// Where the name is in `attributeNames`.
+    let nameStart: Int
+    let nameCount: Int
     let presenceIsMark: Bool
-    let mechanism: any BackupExclusionMechanism
   }
 
   /// A set of `members`; sets among them are flattened, and a mechanism named
@@ -46,18 +51,23 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
     // such a cast searches every conformance record, which costs a command's
     // whole start-up.
     var rules: [AttributeRule] = []
+    var names: [UInt8] = []
     var others: [Int] = []
     for (index, member) in flat.enumerated() {
       switch member.storage {
       case .extendedAttribute(let name, let presenceIsMark):
+        let bytes = name.bytes
         rules.append(
           AttributeRule(
-            bit: 1 << index, name: name, presenceIsMark: presenceIsMark, mechanism: member))
+            bit: 1 << index, member: index, nameStart: names.count, nameCount: bytes.count,
+            presenceIsMark: presenceIsMark))
+        names += bytes
       case .elsewhere:
         others.append(index)
       }
     }
     self.attributeRules = rules
+    self.attributeNames = names
     self.otherMembers = others
   }
 
@@ -136,15 +146,17 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
     switch attributeRules.count {
     case 0: break
     case 1:
-      if try attributeRules[0].mechanism.isMarked(item) { bits |= attributeRules[0].bit }
+      let rule = attributeRules[0]
+      if try members[rule.member].isMarked(item) { bits |= rule.bit }
     default:
       // One listing of the item's attribute names tells which rules apply;
       // values are read only for rules that look at them.
       let listed = try listedBits(of: item)
+      if listed == 0 { break }
       for rule in attributeRules where listed & rule.bit != 0 {
         if rule.presenceIsMark {
           bits |= rule.bit
-        } else if try rule.mechanism.isMarked(item) {
+        } else if try members[rule.member].isMarked(item) {
           bits |= rule.bit
         }
       }
@@ -159,9 +171,26 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
   private func listedBits(of item: FileItem) throws(SkipBackupError) -> UInt64 {
     do {
       return try ExtendedAttributes(of: item).withNameList { list in
-        var listed: UInt64 = 0
-        for rule in attributeRules where rule.name.isListed(in: list) { listed |= rule.bit }
-        return listed
+        attributeNames.withUnsafeBytes { names in
+          var listed: UInt64 = 0
+          // The listing is NUL-separated names; each is compared with the
+          // rules' names, which are few.
+          var start = 0
+          while start < list.count {
+            var end = start
+            while end < list.count && list[end] != 0 { end += 1 }
+            for rule in attributeRules
+            where rule.nameCount == end - start
+              && memcmp(
+                list.baseAddress! + start, names.baseAddress! + rule.nameStart, rule.nameCount)
+                == 0
+            {
+              listed |= rule.bit
+            }
+            start = end + 1
+          }
+          return listed
+        }
       }
     } catch  where error.errno == .notSupported {
       return 0
@@ -235,3 +264,9 @@ extension StringProtocol {
     return Substring(trimmed.reversed().drop { $0 == " " }.reversed())
   }
 }
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
