@@ -71,36 +71,6 @@ enum Make {
   static func cString(_ path: Bytes) -> [CChar] { path.map { CChar(bitPattern: $0) } + [0] }
 }
 
-/// The three attribute mechanisms, and how a peer writes each one's mark.
-enum Mark: CaseIterable {
-  case legacy, resource, xdg
-
-  var name: String {
-    switch self {
-    case .legacy: "legacy"
-    case .resource: "resource"
-    case .xdg: "xdg"
-    }
-  }
-
-  var attribute: String {
-    switch self {
-    case .legacy: Names.legacy
-    case .resource: Names.resource
-    case .xdg: Names.xdg
-    }
-  }
-
-  /// The bytes a Mac (legacy, resource) or a freedesktop tool (xdg) writes.
-  var valueHex: String {
-    switch self {
-    case .legacy: "01"
-    case .resource: Names.resourceValueHex
-    case .xdg: hex(Array("false".utf8))
-    }
-  }
-}
-
 /// A tree with tricky names, items marked by each mechanism (half of them by
 /// the skipbackup tool, half by setfattr), marked directories with content,
 /// unmarked items beside them, symbolic links and a FIFO.
@@ -226,9 +196,9 @@ struct TrickyTree {
   /// Marks item `i` with mechanism `i % 3`, by the tool when `i / 3` is even,
   /// else by setfattr with the bytes a Mac or freedesktop tool writes.
   private func applyMarks(_ items: [Bytes]) {
-    var byTool: [Mark: [Bytes]] = [:]
+    var byTool: [PeerMark: [Bytes]] = [:]
     for (index, relative) in items.enumerated() where !relative.starts(with: Bytes("values/")) {
-      let mark = Mark.allCases[index % 3]
+      let mark = PeerMark.allCases[index % 3]
       let path = Bytes(root + "/") + relative
       if (index / 3) % 2 == 0 {
         byTool[mark, default: []].append(path)
@@ -238,7 +208,8 @@ struct TrickyTree {
     }
     for (mark, paths) in byTool {
       let result = skipbackup(
-        arguments: ["mark", "-m", Argument(mark.name), "--"] + paths.map { Argument(bytes: $0) })
+        arguments: ["mark", "-m", Argument(mark.rawValue), "--"] + paths.map { Argument(bytes: $0) }
+      )
       precondition(result.status == 0, "skipbackup mark failed: \(result)")
     }
   }

@@ -132,33 +132,11 @@ public struct ExtendedAttributes: Sendable {
   internal func withValue<R>(
     of name: AttributeName, _ body: (UnsafeRawBufferPointer?) -> R
   ) throws(SkipBackupError) -> R {
-    let first = name.withCString { name in
-      withUnsafeTemporaryAllocation(byteCount: 256, alignment: 1) { buffer in
-        let result = get(name, into: buffer.baseAddress, size: buffer.count)
-        return (
-          result.value.map { body(UnsafeRawBufferPointer(rebasing: buffer[..<$0])) }, result.call
-        )
-      }
-    }
-    switch first.0 {
-    case .success(let value): return value
-    case .failure(.noData): return body(nil)
-    case .failure(.outOfRange): break  // larger than the first guess
-    case .failure(let errno):
-      throw SkipBackupError(errno: errno, call: first.1, item: item, attribute: name)
-    }
-    // Ask the size, then read; the value may grow in between (ERANGE): ask again.
-    var last: (Errno, String) = (.outOfRange, first.1)
-    for _ in 0..<32 {
-      let sized = name.withCString { get($0, into: nil, size: 0) }
-      guard case .success(let size) = sized.value else {
-        if case .failure(.noData) = sized.value { return body(nil) }
-        if case .failure(let errno) = sized.value { last = (errno, sized.call) }
-        break
-      }
+    var capacity = 256
+    for _ in 0..<Self.attempts {
       let read = name.withCString { name in
-        withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { buffer in
-          let result = get(name, into: buffer.baseAddress, size: size)
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+          let result = get(name, into: buffer.baseAddress, size: buffer.count)
           return (
             result.value.map { body(UnsafeRawBufferPointer(rebasing: buffer[..<$0])) }, result.call
           )
@@ -167,12 +145,20 @@ public struct ExtendedAttributes: Sendable {
       switch read.0 {
       case .success(let value): return value
       case .failure(.noData): return body(nil)
-      case .failure(.outOfRange): continue
-      case .failure(let errno): last = (errno, read.1)
+      case .failure(.outOfRange):
+        // Larger than the buffer, or grown since its size was asked: ask again.
+        let sized = name.withCString { get($0, into: nil, size: 0) }
+        switch sized.value {
+        case .success(let size): capacity = Self.nextCapacity(after: capacity, needed: size)
+        case .failure(.noData): return body(nil)
+        case .failure(let errno):
+          throw SkipBackupError(errno: errno, call: sized.call, item: item, attribute: name)
+        }
+      case .failure(let errno):
+        throw SkipBackupError(errno: errno, call: read.1, item: item, attribute: name)
       }
-      break
     }
-    throw SkipBackupError(errno: last.0, call: last.1, item: item, attribute: name)
+    throw SkipBackupError(errno: .outOfRange, call: "getxattr", item: item, attribute: name)
   }
 
   /// Calls `body` with the NUL-separated list of the item's attribute names.
@@ -180,30 +166,38 @@ public struct ExtendedAttributes: Sendable {
   internal func withNameList<R>(
     _ body: (UnsafeRawBufferPointer) -> R
   ) throws(SkipBackupError) -> R {
-    var lastCall = "listxattr"
-    for attempt in 0..<32 {
-      // The first attempt guesses; later ones ask the size first.
-      var size = 1024
-      if attempt > 0 {
-        let sized = list(into: nil, size: 0)
-        lastCall = sized.call
-        size = try sized.value.get(sized.call, item)
-      }
-      let listed = withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { buffer in
-        let result = list(into: buffer.baseAddress, size: size)
+    var capacity = 1024
+    for _ in 0..<Self.attempts {
+      let listed = withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+        let result = list(into: buffer.baseAddress, size: buffer.count)
         return (
           result.value.map { body(UnsafeRawBufferPointer(rebasing: buffer[..<$0])) }, result.call
         )
       }
-      lastCall = listed.1
       switch listed.0 {
       case .success(let value): return value
-      case .failure(.outOfRange): continue
+      case .failure(.outOfRange):
+        let sized = list(into: nil, size: 0)
+        capacity = Self.nextCapacity(after: capacity, needed: try sized.value.get(sized.call, item))
       case .failure(let errno):
         throw SkipBackupError(errno: errno, call: listed.1, item: item)
       }
     }
-    throw SkipBackupError(errno: .outOfRange, call: lastCall, item: item)
+    throw SkipBackupError(errno: .outOfRange, call: "listxattr", item: item)
+  }
+
+  /// Linux keeps values and lists of names to 64 KiB (`XATTR_SIZE_MAX`,
+  /// `XATTR_LIST_MAX`).
+  private static let largest = 65536
+  /// Enough for the buffer to reach `largest` by doubling, and then some.
+  private static let attempts = 16
+
+  /// The next buffer after an `ERANGE`: what the kernel said is needed, and
+  /// never less than twice the last buffer (up to `largest`), so that a value
+  /// that keeps changing size between the two calls is caught within a few
+  /// rounds rather than raced forever.
+  private static func nextCapacity(after capacity: Int, needed: Int) -> Int {
+    max(needed, min(capacity * 2, largest), 1)
   }
 
   // MARK: - The calls, by how the item is reached

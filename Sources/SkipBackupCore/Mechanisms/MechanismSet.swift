@@ -161,8 +161,8 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
         }
       }
     }
-    for index in otherMembers where try members[index].isMarked(item) {
-      bits |= 1 << index
+    for index in otherMembers {
+      if try members[index].isMarked(item) { bits |= 1 << index }
     }
     return bits
   }

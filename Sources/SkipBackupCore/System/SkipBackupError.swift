@@ -218,7 +218,7 @@ extension String {
     var result = ""
     var index = 0
     while index < bytes.count {
-      guard let (scalar, length) = Self.decodeScalar(bytes, at: index) else {
+      guard let (scalar, length) = UTF8Scalar.decode(bytes, at: index) else {
         result += "\\x" + Self.hex(bytes[index])
         index += 1
         continue
@@ -234,29 +234,6 @@ extension String {
       index += length
     }
     self = result
-  }
-
-  /// The well-formed UTF-8 scalar at `index`, and its length in bytes.
-  private static func decodeScalar(_ bytes: [UInt8], at index: Int) -> (Unicode.Scalar, Int)? {
-    let lead = bytes[index]
-    let length: Int
-    var value: UInt32
-    switch lead {
-    case 0x00...0x7F: return (Unicode.Scalar(lead), 1)
-    case 0xC2...0xDF: (length, value) = (2, UInt32(lead & 0x1F))
-    case 0xE0...0xEF: (length, value) = (3, UInt32(lead & 0x0F))
-    case 0xF0...0xF4: (length, value) = (4, UInt32(lead & 0x07))
-    default: return nil
-    }
-    guard index + length <= bytes.count else { return nil }
-    for byte in bytes[(index + 1)..<(index + length)] {
-      guard byte & 0xC0 == 0x80 else { return nil }
-      value = value << 6 | UInt32(byte & 0x3F)
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    let smallest: UInt32 = length == 3 ? 0x800 : length == 4 ? 0x10000 : 0x80
-    guard value >= smallest, let scalar = Unicode.Scalar(value) else { return nil }
-    return (scalar, length)
   }
 
   private static func hex(_ byte: UInt8) -> String {

@@ -1,3 +1,5 @@
+import SkipBackupCore
+
 /// How one backup tool reads an exclusion file: which path it walks for a
 /// ROOT argument, how it names the items below, and how a rule is written so
 /// that it matches one item (and what is under it) and nothing else.
@@ -41,26 +43,7 @@ enum UTF8Scanner {
   /// starts no well-formed sequence (overlong forms, surrogates and values
   /// past U+10FFFF are not well-formed).
   static func scalar(in bytes: [UInt8], at index: Int) -> (value: UInt32, length: Int)? {
-    let lead = bytes[index]
-    let length: Int
-    var value: UInt32
-    switch lead {
-    case 0x00...0x7F: return (UInt32(lead), 1)
-    case 0xC2...0xDF: (length, value) = (2, UInt32(lead & 0x1F))
-    case 0xE0...0xEF: (length, value) = (3, UInt32(lead & 0x0F))
-    case 0xF0...0xF4: (length, value) = (4, UInt32(lead & 0x07))
-    default: return nil
-    }
-    guard index + length <= bytes.count else { return nil }
-    for byte in bytes[(index + 1)..<(index + length)] {
-      guard byte & 0xC0 == 0x80 else { return nil }
-      value = value << 6 | UInt32(byte & 0x3F)
-    }
-    let smallest: UInt32 = length == 3 ? 0x800 : length == 4 ? 0x1_0000 : 0x80
-    guard value >= smallest, value <= 0x10_FFFF, !(0xD800...0xDFFF).contains(value) else {
-      return nil
-    }
-    return (value, length)
+    UTF8Scalar.decode(bytes, at: index).map { ($0.scalar.value, $0.length) }
   }
 
   /// Whether all of `bytes` is well-formed UTF-8.
