@@ -134,7 +134,11 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
 
   /// The members whose mark `item` carries.
   public func marks(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
-    let bits = try markBits(on: item)
+    members(in: try markBits(on: item))
+  }
+
+  /// The members whose bits are set, as ``markBits(on:)`` gives them.
+  package func members(in bits: UInt64) -> MechanismSet {
     guard bits != 0 else { return .empty }
     return MechanismSet(members.indices.filter { bits & (1 << $0) != 0 }.map { members[$0] })
   }

@@ -108,15 +108,10 @@ struct ExportCommand: ParsableCommand {
           rootLength = entry.pathBytes.count
           return .descend
         }
-        guard entry.type == .regular || entry.type == .directory else { return .skipChildren }
-        do throws(SkipBackupError) {
-          guard try mechanisms.isMarked(entry.item) else { return .descend }
-        } catch  where error.isNoSuchFile {
-          return .skipChildren
-        } catch {
-          diagnostics.report(entry.located(error), after: file)
+        guard let bits = diagnostics.markBits(of: entry, mechanisms, after: file) else {
           return .skipChildren
         }
+        guard bits != 0 else { return .descend }
         var relative = entry.pathBytes[rootLength...]
         if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
         switch syntax.rule(root: walkRoot, relative: Array(relative)) {

@@ -104,17 +104,10 @@ private final class ListVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    var excluded = false
-    if entry.type == .regular || entry.type == .directory {
-      do throws(SkipBackupError) {
-        excluded = try mechanisms.markBits(on: entry.item) != 0
-      } catch  where error.isNoSuchFile && entry.depth > 0 {
-        return .skipChildren
-      } catch {
-        diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
-        return .skipChildren
-      }
+    guard let bits = diagnostics.markBits(of: entry, mechanisms, after: output) else {
+      return .skipChildren
     }
+    let excluded = bits != 0
     if excluded == wantsExcluded {
       output.write(entry.pathBytes)
       output.write(terminator)

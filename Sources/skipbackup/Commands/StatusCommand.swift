@@ -100,17 +100,10 @@ private final class StatusVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    var marks = MechanismSet([])
-    if entry.type == .regular || entry.type == .directory {
-      do throws(SkipBackupError) {
-        marks = try mechanisms.marks(on: entry.item)
-      } catch  where error.isNoSuchFile && entry.depth > 0 {
-        return .skipChildren  // gone since it was listed
-      } catch {
-        diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: report.output)
-        return .skipChildren
-      }
+    guard let bits = diagnostics.markBits(of: entry, mechanisms, after: report.output) else {
+      return .skipChildren
     }
+    let marks = mechanisms.members(in: bits)
     // The nearest marked directory: one in the walk, or else one above the root.
     let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
     report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom)
