@@ -115,12 +115,11 @@ import TestSupport
         "legacy", "resource", "xdg", "nodump", "cachedir",
       ])
     #expect(throws: UnknownMechanismError.self) { try MechanismSet(parsing: "legacy,icloud") }
-    do {
-      _ = try MechanismSet(parsing: "icloud")
-    } catch {
-      #expect(error.description.contains("'icloud'"))
-      #expect(error.description.contains("legacy, resource, xdg"))
+    let unknown = try #require(throws: UnknownMechanismError.self) {
+      try MechanismSet(parsing: "icloud")
     }
+    #expect(unknown.description.contains("'icloud'"))
+    #expect(unknown.description.contains("legacy, resource, xdg"))
   }
 
   @Test func nodumpIsTheFlagChattrSets() throws {

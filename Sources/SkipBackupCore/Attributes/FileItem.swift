@@ -129,12 +129,7 @@ public struct FileItem: @unchecked Sendable {
 
   /// The item's type, or `nil` when it cannot be looked up; for messages.
   internal func typeIfKnown() -> FileType? {
-    var buffer = stat()
-    let result = withAtArguments { directory, path, flags in
-      valueOrErrno { system_fstatat(directory, path, &buffer, flags) }
-    }
-    guard case .success = result else { return nil }
-    return FileType(rawValue: buffer.st_mode & S_IFMT)
+    (try? status()).map { FileType(rawValue: $0.st_mode & S_IFMT) }
   }
 }
 

@@ -94,7 +94,9 @@ public struct MechanismSet: BackupExclusionMechanism, RandomAccessCollection, Ha
   public init(parsing list: some StringProtocol) throws(UnknownMechanismError) {
     var chosen: [any BackupExclusionMechanism] = []
     for name in list.split(separator: ",", omittingEmptySubsequences: false) {
-      let name = name.trimmingSpaces
+      // "legacy, resource" as well as "legacy,resource".
+      let start = name.firstIndex { $0 != " " } ?? name.endIndex
+      let name = name[start..<(name.lastIndex { $0 != " " }.map(name.index(after:)) ?? start)]
       guard let set = Self.named.first(where: { $0.name == name })?.set else {
         throw UnknownMechanismError(name: String(name))
       }
@@ -259,13 +261,6 @@ public struct UnknownMechanismError: Error, Hashable, Sendable, CustomStringConv
   public var description: String {
     let known = MechanismSet.named.map(\.name).joined(separator: ", ")
     return "unknown mechanism '\(name)'; the mechanisms are \(known)"
-  }
-}
-
-extension StringProtocol {
-  fileprivate var trimmingSpaces: Substring {
-    let trimmed = drop { $0 == " " }
-    return Substring(trimmed.reversed().drop { $0 == " " }.reversed())
   }
 }
 

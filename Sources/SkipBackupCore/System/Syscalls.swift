@@ -154,10 +154,6 @@ internal func system_getdents64(
   cxattr_getdents64(fd, buffer, size)
 }
 
-internal func system_lseek(_ fd: CInt, _ offset: off_t, _ whence: CInt) -> off_t {
-  lseek(fd, offset, whence)
-}
-
 internal func system_fstatat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<stat>,
   _ flags: CInt

@@ -108,7 +108,7 @@ struct ExportCommand: ParsableCommand {
           rootLength = entry.pathBytes.count
           return .descend
         }
-        guard let bits = diagnostics.markBits(of: entry, mechanisms, after: file) else {
+        guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: file) else {
           return .skipChildren
         }
         guard bits != 0 else { return .descend }

@@ -104,7 +104,7 @@ private final class ListVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    guard let bits = diagnostics.markBits(of: entry, mechanisms, after: output) else {
+    guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: output) else {
       return .skipChildren
     }
     let excluded = bits != 0

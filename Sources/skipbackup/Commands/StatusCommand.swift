@@ -100,7 +100,8 @@ private final class StatusVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    guard let bits = diagnostics.markBits(of: entry, mechanisms, after: report.output) else {
+    guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: report.output)
+    else {
       return .skipChildren
     }
     let marks = mechanisms.members(in: bits)
