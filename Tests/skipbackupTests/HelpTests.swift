@@ -6,7 +6,7 @@ extension CLITests {
   /// --help, --version, and the completion scripts and man page in docs/,
   /// which must say what the built tool says.
   @Suite struct HelpTests {
-    static let commands = ["mark", "clear", "status", "check", "list"]
+    static let commands = ["mark", "clear", "status", "check", "list", "du", "explain"]
 
     /// The package's root directory, from this file's place in it.
     static let packageRoot = URL(fileURLWithPath: #filePath)
