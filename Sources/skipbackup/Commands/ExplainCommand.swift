@@ -26,7 +26,7 @@ struct ExplainCommand: ParsableCommand {
         {"path": "p", "excluded": true, "marks": ["xdg"], "inherited_from": null, \
       "inherited_marks": [], "rule": null, "tools": {"borg2": {"skips": true, "needs": ""}, ...}}
 
-      explain changes nothing.
+      Nothing is changed: explain only reads.
 
       Exit status: 0 when every PATH was explained, 1 when any could not be read (it is \
       reported and the others are still explained), 64 for a usage error.
