@@ -194,9 +194,19 @@ _skipbackup_mark() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion mark -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--files-from')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -212,9 +222,19 @@ _skipbackup_clear() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion clear -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--files-from')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -230,13 +250,23 @@ _skipbackup_status() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion status -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--files-from')
+        __skipbackup_add_completions -f
         return
         ;;
     '--format')
         __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -252,6 +282,15 @@ _skipbackup_check() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion check -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -267,6 +306,15 @@ _skipbackup_list() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion list -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -d
         return
         ;;
     esac
@@ -286,9 +334,19 @@ _skipbackup_export() {
         return
         ;;
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion export -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '-o'|'--output')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __skipbackup_add_completions -d
         return
         ;;
     esac
@@ -304,6 +362,7 @@ _skipbackup_du() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion du -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--top')
