@@ -15,7 +15,7 @@ import SystemPackage
     var inherited: [String: String] = [:]
     var failures: [SkipBackupError] = []
 
-    func visit(_ entry: TreeEntry) -> TreeVisit {
+    func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
       let path = String(decoding: entry.pathBytes, as: UTF8.self)
       paths.append(path)
       if let length = entry.markedAncestorLength {

@@ -263,8 +263,46 @@ package func system_pthread_join(_ thread: pthread_t) -> CInt {
   return pthread_join(thread, nil)
 }
 
-package func system_usleep(_ microseconds: useconds_t) -> CInt {
-  usleep(microseconds)
+package func system_pthread_mutex_init(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_init(mutex, nil)
+}
+
+package func system_pthread_mutex_destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_destroy(mutex)
+}
+
+package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_lock(mutex)
+}
+
+package func system_pthread_mutex_unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_unlock(mutex)
+}
+
+package func system_pthread_cond_init(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
+  pthread_cond_init(condition, nil)
+}
+
+package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthread_cond_t>)
+  -> CInt
+{
+  pthread_cond_destroy(condition)
+}
+
+package func system_pthread_cond_wait(
+  _ condition: UnsafeMutablePointer<pthread_cond_t>, _ mutex: UnsafeMutablePointer<pthread_mutex_t>
+) -> CInt {
+  pthread_cond_wait(condition, mutex)
+}
+
+package func system_pthread_cond_signal(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
+  pthread_cond_signal(condition)
+}
+
+package func system_pthread_cond_broadcast(_ condition: UnsafeMutablePointer<pthread_cond_t>)
+  -> CInt
+{
+  pthread_cond_broadcast(condition)
 }
 
 package func system_sysconf(_ name: CInt) -> Int {

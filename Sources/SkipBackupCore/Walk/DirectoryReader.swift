@@ -40,14 +40,3 @@ struct DirentRecords {
       name: name, nameLength: strlen(name), type: record.load(fromByteOffset: 18, as: UInt8.self))
   }
 }
-
-/// Reads one directory's entries in batches of up to `batchSize` bytes.
-///
-/// The corresponding C function is `getdents64(2)`.
-func readDirentBatch(
-  _ directory: CInt, into buffer: UnsafeMutableRawBufferPointer
-) -> Result<Int, Errno> {
-  valueOrErrno { system_getdents64(directory, buffer.baseAddress!, buffer.count) }
-}
-
-import SystemPackage

@@ -7,45 +7,9 @@ import SystemPackage
   import Musl
 #endif
 
-/// A visitor for a walk on several threads: each thread has its own, and
-/// calls it from that thread only.
-package protocol TreeVisitor: AnyObject {
-  /// Sees one item; says whether to go into it, as the `visit` closure of
-  /// ``walkTree(root:options:visit:failure:)``.
-  func visit(_ entry: TreeEntry) -> TreeVisit
-  /// Hears of a directory that could not be opened or read.
-  func walkFailed(_ error: SkipBackupError)
-}
-
-/// Walks the tree at `root` as ``walkTree(root:options:visit:failure:)``
-/// does, on up to `visitors.count` threads, one visitor each.
-///
-/// The calling thread walks alone, in order, until it has visited
-/// `parallelAfter` items: a small tree is walked as a single walk would. Then
-/// the other threads start, and a walker that is about to enter a directory
-/// hands it to an idle one instead. Directories waiting to be taken are few
-/// (twice the threads), so memory stays flat as the tree grows. The order in
-/// which subtrees are visited then varies from run to run.
-package func walkTree(
-  root: FilePath, options: TreeWalkOptions = TreeWalkOptions(), visitors: [any TreeVisitor],
-  parallelAfter threshold: Int = 20_000
-) -> TreeWalkCounts {
-  precondition(!visitors.isEmpty)
-  let first = visitors[0]
-  var walker = TreeWalker(options: options, visit: first.visit, failure: first.walkFailed)
-  defer { walker.release() }
-  let sharing =
-    visitors.count > 1
-    ? WorkSharing(visitors: visitors, options: options, threshold: threshold) : nil
-  walker.sharing = sharing
-  walker.walk(root: root)
-  guard let sharing else { return walker.counts }
-  while let task = sharing.take() { walker.resume(task) }
-  return sharing.finish(adding: walker.counts)
-}
-
 /// The coordination of a parallel walk: directories handed from busy
-/// walkers to idle ones, and when to stop.
+/// walkers to idle ones, and when to stop. An idle walker blocks on a
+/// condition variable until a directory is offered or the walk is over.
 final class WorkSharing: @unchecked Sendable {
   /// A directory opened by one walker for another to walk.
   struct Task {
@@ -55,30 +19,29 @@ final class WorkSharing: @unchecked Sendable {
     let markedAncestorLength: Int?
   }
 
-  private struct State {
-    var tasks: [Task] = []
-    /// Walkers running, the first among them.
-    var running = 1
-    /// Walkers waiting for a task.
-    var idle = 0
-    var done = false
-    var counts = TreeWalkCounts()
-  }
-
+  /// Items the calling thread visits alone before the helpers start.
   let threshold: Int
-  /// The root's device, for `oneFileSystem`; set before helpers start.
-  var rootDevice: dev_t = 0
+  /// The root's filesystem, for `oneFileSystem`.
+  let rootDevice: dev_t
   private let visitors: [any TreeVisitor]
   private let options: TreeWalkOptions
-  private let state = Mutex(State())
-  /// Idle walkers, read without the lock on every directory.
+  private let lock = ConditionLock()
+  /// Guarded by `lock`: directories waiting, walkers running and waiting,
+  /// whether the walk is over, and the helpers' counts.
+  private var tasks: [Task] = []
+  private var running = 1
+  private var idle = 0
+  private var done = false
+  private var counts = TreeWalkCounts()
+  /// `idle`, read without the lock on every directory a walker enters.
   private let hungry = Atomic<Int>(0)
   private var threads: [pthread_t] = []
   private var limit: Int { 2 * visitors.count }
 
-  init(visitors: [any TreeVisitor], options: TreeWalkOptions, threshold: Int) {
+  init(visitors: [any TreeVisitor], options: TreeWalkOptions, rootDevice: dev_t, threshold: Int) {
     self.visitors = visitors
     self.options = options
+    self.rootDevice = rootDevice
     self.threshold = threshold
   }
 
@@ -87,9 +50,10 @@ final class WorkSharing: @unchecked Sendable {
 
   /// Queues `task` for an idle walker; `false` when the queue is full.
   func offer(_ task: Task) -> Bool {
-    state.withLock { state in
-      guard state.tasks.count < limit, !state.done else { return false }
-      state.tasks.append(task)
+    lock.withLock {
+      guard tasks.count < limit, !done else { return false }
+      tasks.append(task)
+      lock.signal()
       return true
     }
   }
@@ -97,36 +61,29 @@ final class WorkSharing: @unchecked Sendable {
   /// The next directory to walk, or `nil` when every walker is idle and
   /// nothing is queued: the walk is over.
   func take() -> Task? {
-    var waiting = false
-    while true {
-      let answer: Task?? = state.withLock { state in
-        if let task = state.tasks.popLast() {
-          if waiting {
-            state.idle -= 1
-            hungry.subtract(1, ordering: .relaxed)
-          }
-          return .some(task)
-        }
-        if state.done { return .some(nil) }
-        if !waiting {
-          waiting = true
-          state.idle += 1
-          hungry.add(1, ordering: .relaxed)
-        }
-        if state.idle == state.running {
-          state.done = true
-          return .some(nil)
-        }
-        return nil
+    lock.withLock {
+      idle += 1
+      hungry.store(idle, ordering: .relaxed)
+      defer {
+        idle -= 1
+        hungry.store(idle, ordering: .relaxed)
       }
-      if let answer { return answer }
-      _ = system_usleep(50)
+      while true {
+        if let task = tasks.popLast() { return task }
+        if done { return nil }
+        if idle == running {
+          done = true
+          lock.broadcast()
+          return nil
+        }
+        lock.wait()
+      }
     }
   }
 
   /// Starts a walker thread for each visitor but the first.
   func startHelpers() {
-    state.withLock { $0.running = visitors.count }
+    lock.withLock { running = visitors.count }
     for index in 1..<visitors.count {
       let context = Unmanaged.passRetained(HelperContext(sharing: self, visitor: visitors[index]))
       var thread = pthread_t()
@@ -134,28 +91,29 @@ final class WorkSharing: @unchecked Sendable {
         threads.append(thread)
       } else {
         context.release()
-        state.withLock { $0.running -= 1 }
+        lock.withLock {
+          running -= 1
+          lock.broadcast()  // the walkers waiting may be all there are now
+        }
       }
     }
   }
 
   /// One helper's life: take directories until the walk is over.
   fileprivate func walkAsHelper(_ visitor: any TreeVisitor) {
-    var walker = TreeWalker(options: options, visit: visitor.visit, failure: visitor.walkFailed)
-    walker.sharing = self
-    walker.rootDevice = rootDevice
-    walker.visited = threshold  // helpers never start helpers
-    while let task = take() { walker.resume(task) }
-    let counts = walker.counts
-    walker.release()
-    state.withLock { $0.counts.vanished += counts.vanished }
+    var walker = TreeWalker(
+      options: options, rootDevice: rootDevice, visitor: visitor, sharing: self,
+      startsHelpers: false)
+    while let task = take() { walker.walk(task) }
+    let vanished = walker.counts.vanished
+    lock.withLock { counts.vanished += vanished }
   }
 
   /// Waits for the helpers; the counts of every walker.
   func finish(adding counts: TreeWalkCounts) -> TreeWalkCounts {
     for thread in threads { _ = system_pthread_join(thread) }
-    return state.withLock { state in
-      var total = state.counts
+    return lock.withLock {
+      var total = self.counts
       total.vanished += counts.vanished
       return total
     }
@@ -176,6 +134,37 @@ private func startHelper(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableR
   let context = Unmanaged<HelperContext>.fromOpaque(argument!).takeRetainedValue()
   context.sharing.walkAsHelper(context.visitor)
   return nil
+}
+
+/// A mutex with a condition variable: what `Synchronization.Mutex` lacks.
+final class ConditionLock: @unchecked Sendable {
+  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+  private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+  init() {
+    _ = system_pthread_mutex_init(mutex)
+    _ = system_pthread_cond_init(condition)
+  }
+
+  deinit {
+    _ = system_pthread_cond_destroy(condition)
+    _ = system_pthread_mutex_destroy(mutex)
+    condition.deallocate()
+    mutex.deallocate()
+  }
+
+  func withLock<R>(_ body: () -> R) -> R {
+    _ = system_pthread_mutex_lock(mutex)
+    defer { _ = system_pthread_mutex_unlock(mutex) }
+    return body()
+  }
+
+  /// Waits, with the lock held, until another thread signals.
+  func wait() { _ = system_pthread_cond_wait(condition, mutex) }
+  /// Wakes one waiting thread; call with the lock held.
+  func signal() { _ = system_pthread_cond_signal(condition) }
+  /// Wakes every waiting thread; call with the lock held.
+  func broadcast() { _ = system_pthread_cond_broadcast(condition) }
 }
 
 /// How many threads a walk may use: the processors this process may run on.

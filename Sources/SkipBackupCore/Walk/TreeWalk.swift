@@ -7,8 +7,10 @@ import SystemPackage
   import Musl
 #endif
 
-/// One item met by a tree walk, valid only during the visit it is passed to.
-package struct TreeEntry {
+/// One item met by a tree walk, lent to the visitor for the length of one
+/// visit: its name and path point into the walk's buffers, so it cannot be
+/// copied out of the visit.
+package struct TreeEntry: ~Copyable {
   /// The item's type, from the directory listing where the filesystem gives it.
   package let type: FileType
   /// 0 for the root, 1 for the root's entries, and so on.
@@ -51,6 +53,17 @@ package enum TreeVisit {
   case skipChildren
 }
 
+/// What a command does with the items of a walk. A walk on several threads
+/// has one visitor per thread, each called from its thread only, so a
+/// visitor keeps its own output buffer and counts without locks.
+package protocol TreeVisitor: AnyObject {
+  /// Sees one item; for a directory, says whether to go into it.
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit
+  /// Hears of a directory that could not be opened or read, or an entry
+  /// whose type could not be looked up; the walk goes on with the others.
+  func walkFailed(_ error: SkipBackupError)
+}
+
 /// How a walk treats its root and mount points.
 package struct TreeWalkOptions: Sendable {
   /// Stay on the root's filesystem: directories on others are visited but
@@ -73,180 +86,154 @@ package struct TreeWalkCounts: Sendable {
 }
 
 /// Walks the tree at `root` depth first, relative to open directory
-/// descriptors, and calls `visit` for every item: the root, then each entry
+/// descriptors, and shows every item to a visitor: the root, then each entry
 /// below it. Symbolic links are visited but never followed (except the root
-/// with `followRootSymbolicLink`); entries are reached by name from their open
-/// parent, so paths of any length work and a symbolic link swapped in during
-/// the walk is refused (`O_NOFOLLOW`), not followed.
+/// with `followRootSymbolicLink`); entries are reached by name from their
+/// open parent, so paths of any length work and a symbolic link swapped in
+/// during the walk is refused (`O_NOFOLLOW`), not followed.
 ///
-/// Memory does not grow with the tree: one read buffer, and per level of
-/// depth an open descriptor and the unread rest of one batch of entries.
+/// With one visitor the walk runs on the calling thread, in directory
+/// order. With more, the calling thread walks alone until it has visited
+/// `parallelAfter` items, so that a small tree is walked as a single walk
+/// would; then one thread starts for each other visitor, and a walker about
+/// to enter a directory hands it to an idle one instead. The order in which
+/// subtrees are visited then varies from run to run.
 ///
-/// Failures (a directory that cannot be opened or read) go to `failure`
-/// with the whole path; the walk goes on with the other items.
+/// Memory does not grow with the number of items: per level of depth an
+/// open descriptor and one read buffer, and at most twice as many handed-over
+/// directories waiting as there are threads.
 package func walkTree(
-  root: FilePath,
-  options: TreeWalkOptions = TreeWalkOptions(),
-  visit: (TreeEntry) -> TreeVisit,
-  failure: (SkipBackupError) -> Void
+  root: FilePath, options: TreeWalkOptions = TreeWalkOptions(), visitors: [any TreeVisitor],
+  parallelAfter threshold: Int = 20_000
 ) -> TreeWalkCounts {
-  withoutActuallyEscaping(visit) { visit in
-    withoutActuallyEscaping(failure) { failure in
-      var walker = TreeWalker(options: options, visit: visit, failure: failure)
-      defer { walker.release() }
-      walker.walk(root: root)
-      return walker.counts
+  precondition(!visitors.isEmpty)
+  raiseOpenFileLimit()
+  let first = visitors[0]
+  guard let start = openRoot(root, options, first) else { return TreeWalkCounts() }
+  let sharing =
+    visitors.count > 1
+    ? WorkSharing(
+      visitors: visitors, options: options, rootDevice: start.rootDevice, threshold: threshold)
+    : nil
+  var walker = TreeWalker(
+    options: options, rootDevice: start.rootDevice, visitor: first, sharing: sharing,
+    startsHelpers: sharing != nil)
+  guard let task = start.task else { return walker.counts }
+  walker.walk(task)
+  guard let sharing else { return walker.counts }
+  while let task = sharing.take() { walker.walk(task) }
+  return sharing.finish(adding: walker.counts)
+}
+
+/// Looks at the root, shows it to `visitor` and, when the visitor wants its
+/// entries, opens it; `nil` when the root cannot be looked at.
+private func openRoot(
+  _ root: FilePath, _ options: TreeWalkOptions, _ visitor: any TreeVisitor
+) -> (rootDevice: dev_t, task: WorkSharing.Task?)? {
+  let follow = options.followRootSymbolicLink
+  let rootItem = FileItem(path: root, followSymbolicLinks: follow)
+  let status: stat
+  do {
+    status = try rootItem.status()
+  } catch {
+    visitor.walkFailed(error)
+    return nil
+  }
+  var path = PathBuffer()
+  path.set(root)
+  let type = FileType(rawValue: status.st_mode & S_IFMT)
+  let decision = visitor.visit(
+    TreeEntry(
+      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
+      markedAncestorLength: nil))
+  guard decision != .skipChildren, type == .directory else { return (status.st_dev, nil) }
+  let opened = root.withCString { path in
+    valueOrErrno {
+      system_openat(
+        CXATTR_AT_FDCWD, path, TreeWalker.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
     }
+  }
+  switch opened {
+  case .success(let descriptor):
+    return (
+      status.st_dev,
+      WorkSharing.Task(
+        descriptor: descriptor, path: Array(path.bytes), depth: 1,
+        markedAncestorLength: decision == .descendMarked ? path.count : nil)
+    )
+  case .failure(let errno):
+    visitor.walkFailed(SkipBackupError(.openat, errno, path: root))
+    return (status.st_dev, nil)
   }
 }
 
+/// One thread's walk: a stack of open directories, each reading its entries
+/// into a buffer of its own, and the bytes of the current path.
 struct TreeWalker: ~Copyable {
   let options: TreeWalkOptions
-  let visit: (TreeEntry) -> TreeVisit
-  let failure: (SkipBackupError) -> Void
+  /// The root's filesystem, for `oneFileSystem`.
+  let rootDevice: dev_t
+  let visitor: any TreeVisitor
+  /// Other walkers this one may hand directories to, when the walk is parallel.
+  let sharing: WorkSharing?
+  /// Whether this walker starts the helpers once it has visited
+  /// `sharing.threshold` items: the calling thread's walker, until it has.
+  var startsHelpers: Bool
+  var visited = 0
   var counts = TreeWalkCounts()
 
   /// The bytes of the current path, NUL-terminated.
-  var path: PathBuffer
-  /// The batch of records read last, shared by whichever level reads.
-  let batch: UnsafeMutableRawBufferPointer
-  var batchRecords = DirentRecords()
-  /// The open directories from the root down to the one being read.
-  var stack: [Frame] = []
-  /// Copies of unread records for levels that were left to descend.
-  var spareStashes: [UnsafeMutableRawBufferPointer] = []
-  var rootDevice: dev_t = 0
-  /// Other walkers this one may hand directories to, when the walk is parallel.
-  var sharing: WorkSharing?
-  /// Entries visited, until other walkers are started.
-  var visited = 0
-
-  struct Frame {
-    var descriptor: CInt
-    var pathLength: Int
-    var depth: Int
-    /// What the entries of this directory see as their marked ancestor.
-    var markedAncestorLength: Int?
-    /// Unread records copied out of the shared batch before descending.
-    var stash: UnsafeMutableRawBufferPointer?
-    var stashRecords = DirentRecords()
-    /// Whether the rest of the shared batch is this level's.
-    var readsBatch = false
-  }
-
-  static var batchSize: Int { 64 * 1024 }
-
-  init(
-    options: TreeWalkOptions, visit: @escaping (TreeEntry) -> TreeVisit,
-    failure: @escaping (SkipBackupError) -> Void
-  ) {
-    self.options = options
-    self.visit = visit
-    self.failure = failure
-    self.path = PathBuffer()
-    self.batch = .allocate(byteCount: Self.batchSize, alignment: 8)
-  }
-
-  mutating func release() {
-    for frame in stack { _ = system_close(frame.descriptor) }
-    stack.removeAll()
-    for stash in spareStashes { stash.deallocate() }
-    batch.deallocate()
-    path.release()
-  }
-
-  mutating func walk(root: FilePath) {
-    raiseOpenFileLimit()
-    path.set(root)
-    let follow = options.followRootSymbolicLink
-    let rootItem = FileItem(path: root, followSymbolicLinks: follow)
-    let status: stat
-    do {
-      status = try rootItem.status()
-    } catch {
-      failure(error)
-      return
-    }
-    rootDevice = status.st_dev
-    sharing?.rootDevice = status.st_dev
-    let type = FileType(rawValue: status.st_mode & S_IFMT)
-    let entry = TreeEntry(
-      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
-      markedAncestorLength: nil)
-    let decision = visit(entry)
-    guard decision != .skipChildren, type == .directory else { return }
-    let opened = root.withCString { path in
-      valueOrErrno {
-        system_openat(CXATTR_AT_FDCWD, path, Self.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
-      }
-    }
-    switch opened {
-    case .success(let descriptor):
-      stack.append(
-        Frame(
-          descriptor: descriptor, pathLength: path.count, depth: 1,
-          markedAncestorLength: decision == .descendMarked ? path.count : nil))
-      run()
-    case .failure(let errno):
-      failure(SkipBackupError(.openat, errno, path: root))
-    }
-  }
+  var path = PathBuffer()
+  /// The open directories from the one handed to this walker down to the
+  /// one being read.
+  var frames = FrameStack()
 
   static var directoryFlags: CInt { O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK }
 
-  /// Walks a directory another walker opened and handed over: its entries
-  /// and everything below them.
-  mutating func resume(_ task: WorkSharing.Task) {
-    path.set(bytes: task.path)
-    stack.append(
-      Frame(
-        descriptor: task.descriptor, pathLength: path.count, depth: task.depth,
-        markedAncestorLength: task.markedAncestorLength))
-    run()
+  init(
+    options: TreeWalkOptions, rootDevice: dev_t, visitor: any TreeVisitor, sharing: WorkSharing?,
+    startsHelpers: Bool
+  ) {
+    self.options = options
+    self.rootDevice = rootDevice
+    self.visitor = visitor
+    self.sharing = sharing
+    self.startsHelpers = startsHelpers
   }
 
-  /// Walks until every open directory is done.
-  mutating func run() {
-    while !stack.isEmpty {
-      guard let record = nextRecord() else {
-        let frame = stack.removeLast()
-        _ = system_close(frame.descriptor)
-        if let stash = frame.stash { spareStashes.append(stash) }
+  /// Walks an open directory (the root, or one another walker handed over):
+  /// its entries and everything below them.
+  mutating func walk(_ task: WorkSharing.Task) {
+    path.set(bytes: task.path)
+    frames.push(
+      descriptor: task.descriptor, pathLength: path.count, depth: task.depth,
+      markedAncestorLength: task.markedAncestorLength)
+    while let top = frames.top {
+      guard let record = nextRecord(top) else {
+        frames.pop()
         continue
       }
       if record.isDotOrDotDot { continue }
-      handle(record)
+      handle(record, in: top.pointee)
     }
   }
 
   /// The next record of the deepest open directory, or `nil` at its end.
-  mutating func nextRecord() -> DirectoryEntry? {
-    let top = stack.count - 1
-    if let stash = stack[top].stash,
-      let record = stack[top].stashRecords.next(in: stash.baseAddress!)
-    {
-      return record
-    }
-    if stack[top].readsBatch, let record = batchRecords.next(in: batch.baseAddress!) {
-      return record
-    }
-    switch readDirentBatch(stack[top].descriptor, into: batch) {
-    case .success(0):
+  mutating func nextRecord(_ frame: UnsafeMutablePointer<Frame>) -> DirectoryEntry? {
+    if let record = frame.pointee.nextBufferedRecord() { return record }
+    switch frames.read(into: frame) {
+    case .success(true):
+      return frame.pointee.nextBufferedRecord()
+    case .success(false):
       return nil
-    case .success(let count):
-      batchRecords = DirentRecords(offset: 0, end: count)
-      stack[top].readsBatch = true
-      return batchRecords.next(in: batch.baseAddress!)
     case .failure(let errno):
-      path.truncate(to: stack[top].pathLength)
-      failure(SkipBackupError(.getdents64, errno, path: path.filePath))
+      path.truncate(to: frame.pointee.pathLength)
+      visitor.walkFailed(SkipBackupError(.getdents64, errno, path: path.filePath))
       return nil
     }
   }
 
-  mutating func handle(_ record: DirectoryEntry) {
-    let top = stack.count - 1
-    let parent = stack[top]
+  mutating func handle(_ record: DirectoryEntry, in parent: Frame) {
     path.truncate(to: parent.pathLength)
     path.appendComponent(record.name, length: record.nameLength)
 
@@ -266,18 +253,21 @@ struct TreeWalker: ~Copyable {
         counts.vanished += 1
         return
       case .failure(let errno):
-        failure(SkipBackupError(.fstatat, errno, path: path.filePath))
+        visitor.walkFailed(SkipBackupError(.fstatat, errno, path: path.filePath))
         return
       }
     }
-    let item = FileItem(borrowingEntry: record.name, in: parent.descriptor)
-    let entry = TreeEntry(
-      type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem, item: item,
-      pathBytes: path.bytes, markedAncestorLength: parent.markedAncestorLength)
-    let decision = visit(entry)
-    if let sharing {
+    let decision = visitor.visit(
+      TreeEntry(
+        type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem,
+        item: FileItem(borrowingEntry: record.name, in: parent.descriptor),
+        pathBytes: path.bytes, markedAncestorLength: parent.markedAncestorLength))
+    if startsHelpers {
       visited += 1
-      if visited == sharing.threshold { sharing.startHelpers() }
+      if visited == sharing!.threshold {
+        sharing!.startHelpers()
+        startsHelpers = false
+      }
     }
     guard decision != .skipChildren, type == .directory, !otherFilesystem else { return }
 
@@ -297,36 +287,15 @@ struct TreeWalker: ~Copyable {
       {
         return
       }
-      keepUnreadRecords(of: top)
-      stack.append(
-        Frame(
-          descriptor: descriptor, pathLength: path.count, depth: parent.depth + 1,
-          markedAncestorLength: markedAncestorLength))
+      frames.push(
+        descriptor: descriptor, pathLength: path.count, depth: parent.depth + 1,
+        markedAncestorLength: markedAncestorLength)
     case .failure(.noSuchFileOrDirectory), .failure(.notDirectory),
       .failure(.tooManySymbolicLinkLevels):
       counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed
     case .failure(let errno):
-      failure(SkipBackupError(.openat, errno, path: path.filePath))
+      visitor.walkFailed(SkipBackupError(.openat, errno, path: path.filePath))
     }
-  }
-
-  /// Before a deeper level reuses the shared batch, copies the unread rest of
-  /// it to the level at `index`.
-  mutating func keepUnreadRecords(of index: Int) {
-    guard stack[index].readsBatch else { return }
-    stack[index].readsBatch = false
-    let unread = batchRecords.end - batchRecords.offset
-    guard unread > 0 else { return }
-    var stash =
-      stack[index].stash ?? spareStashes.popLast()
-      ?? .allocate(byteCount: Self.batchSize, alignment: 8)
-    if stash.count < unread {
-      stash.deallocate()
-      stash = .allocate(byteCount: Self.batchSize, alignment: 8)
-    }
-    stash.baseAddress!.copyMemory(from: batch.baseAddress! + batchRecords.offset, byteCount: unread)
-    stack[index].stash = stash
-    stack[index].stashRecords = DirentRecords(offset: 0, end: unread)
   }
 
   static func fileType(_ type: UInt8) -> FileType? {
@@ -350,69 +319,4 @@ private func raiseOpenFileLimit() {
   else { return }
   limit.rlim_cur = limit.rlim_max
   _ = system_setrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit)
-}
-
-/// A growable, NUL-terminated byte buffer for the current path.
-struct PathBuffer: ~Copyable {
-  private var storage: UnsafeMutablePointer<UInt8>
-  private var capacity: Int
-  private(set) var count = 0
-
-  init() {
-    capacity = 4096
-    storage = .allocate(capacity: capacity)
-    storage[0] = 0
-  }
-
-  func release() { storage.deallocate() }
-
-  var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage, count: count) }
-
-  var filePath: FilePath {
-    FilePath(platformString: UnsafeRawPointer(storage).assumingMemoryBound(to: CChar.self))
-  }
-
-  /// A path handed over by another walker.
-  mutating func set(bytes: [UInt8]) {
-    count = 0
-    bytes.withUnsafeBytes { append($0.baseAddress!, $0.count) }
-  }
-
-  /// The root as given, without trailing slashes (but `/` stays `/`).
-  mutating func set(_ root: FilePath) {
-    count = 0
-    root.withCString { pointer in
-      var length = strlen(pointer)
-      while length > 1 && pointer[length - 1] == 0x2F { length -= 1 }
-      append(UnsafeRawPointer(pointer), length)
-    }
-  }
-
-  mutating func appendComponent(_ name: UnsafePointer<CChar>, length: Int) {
-    if count == 0 || storage[count - 1] != 0x2F {
-      var slash: UInt8 = 0x2F
-      append(&slash, 1)
-    }
-    append(UnsafeRawPointer(name), length)
-  }
-
-  mutating func truncate(to length: Int) {
-    count = length
-    storage[count] = 0
-  }
-
-  private mutating func append(_ bytes: UnsafeRawPointer, _ length: Int) {
-    if count + length + 1 > capacity {
-      var newCapacity = capacity * 2
-      while count + length + 1 > newCapacity { newCapacity *= 2 }
-      let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-      grown.update(from: storage, count: count)
-      storage.deallocate()
-      storage = grown
-      capacity = newCapacity
-    }
-    (storage + count).update(from: bytes.assumingMemoryBound(to: UInt8.self), count: length)
-    count += length
-    storage[count] = 0
-  }
 }

@@ -98,39 +98,18 @@ struct ExportCommand: ParsableCommand {
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
     let descriptor = try openOutput(diagnostics)
-    let file = Output(sink: OutputSink(descriptor: descriptor))
-    var counter = ProgressCounter(progress)
-    var rootLength = 0
+    let sink = OutputSink(descriptor: descriptor)
+    let visitors = (0..<walkThreads).map { _ in
+      ExportVisitor(
+        mechanisms: mechanisms, syntax: syntax, root: walkRoot, output: Output(sink: sink),
+        diagnostics: diagnostics, progress: progress)
+    }
     _ = walkTree(
       root: rootPath,
       options: TreeWalkOptions(
         oneFileSystem: oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink),
-      visit: { entry in
-        counter.tick()
-        if entry.depth == 0 {
-          rootLength = entry.pathBytes.count
-          return .descend
-        }
-        guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: file) else {
-          return .skipChildren
-        }
-        guard !marks.isEmpty else { return .descend }
-        var relative = entry.pathBytes[rootLength...]
-        if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
-        switch syntax.rule(root: walkRoot, relative: Array(relative)) {
-        case .success(let rule):
-          file.write(rule)
-          file.write(syntax.terminator)
-          file.endRecord()
-        case .failure(let inexpressible):
-          diagnostics.report(
-            "\(entry.path.escapedDescription): excluded, but \(inexpressible.reason); "
-              + "a backup with this file would include it", after: file)
-        }
-        return .skipChildren
-      },
-      failure: { diagnostics.report($0, after: file) })
-    file.flush()
+      visitors: visitors)
+    for visitor in visitors { visitor.output.flush() }
     progress.erase()
     if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
       diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
@@ -169,6 +148,60 @@ struct ExportCommand: ParsableCommand {
       diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")
       throw ExitCode.failure
     }
+  }
+}
+
+/// One walk thread's part of `export`: its own output buffer, on the sink
+/// the file is written through, and progress count. Rules come out in the
+/// order the threads reach the items, which the backup tools do not mind.
+private final class ExportVisitor: TreeVisitor {
+  let output: Output
+  private let mechanisms: MechanismSet
+  private let syntax: any ExclusionSyntax
+  private let root: ExportRoot
+  private let diagnostics: Diagnostics
+  private var progress: ProgressCounter
+  /// The length of the walk root's path, which every rule leaves out.
+  private let rootLength: Int
+
+  init(
+    mechanisms: MechanismSet, syntax: any ExclusionSyntax, root: ExportRoot, output: Output,
+    diagnostics: Diagnostics, progress: Progress
+  ) {
+    self.mechanisms = mechanisms
+    self.syntax = syntax
+    self.root = root
+    self.output = output
+    self.diagnostics = diagnostics
+    self.progress = ProgressCounter(progress)
+    // The walk's paths start with the root as FilePath spells it.
+    self.rootLength = FilePath(bytes: root.path).bytes.count
+  }
+
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
+    progress.tick()
+    if entry.depth == 0 { return .descend }
+    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: output) else {
+      return .skipChildren
+    }
+    guard !marks.isEmpty else { return .descend }
+    var relative = entry.pathBytes[rootLength...]
+    if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
+    switch syntax.rule(root: root, relative: Array(relative)) {
+    case .success(let rule):
+      output.write(rule)
+      output.write(syntax.terminator)
+      output.endRecord()
+    case .failure(let inexpressible):
+      diagnostics.report(
+        "\(entry.path.escapedDescription): excluded, but \(inexpressible.reason); "
+          + "a backup with this file would include it", after: output)
+    }
+    return .skipChildren
+  }
+
+  func walkFailed(_ error: SkipBackupError) {
+    diagnostics.report(error, after: output)
   }
 }
 

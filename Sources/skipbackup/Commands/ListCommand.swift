@@ -103,7 +103,7 @@ private final class ListVisitor: TreeVisitor {
     self.progress = ProgressCounter(progress)
   }
 
-  func visit(_ entry: TreeEntry) -> TreeVisit {
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     progress.tick()
     guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: output) else {
       return .skipChildren

@@ -104,7 +104,7 @@ final class MarkingWorker: TreeVisitor {
     }
   }
 
-  func visit(_ entry: TreeEntry) -> TreeVisit {
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     progress.tick()
     if entry.isOnOtherFilesystem {
       counts.otherFilesystem += 1
@@ -132,12 +132,13 @@ final class MarkingWorker: TreeVisitor {
   /// Marks or clears an entry of a walk; returns whether the walk may go on
   /// into it: not when it is gone, or has been replaced by a symbolic link or
   /// a special file since its directory was listed.
-  private func apply(_ entry: TreeEntry) -> Bool {
+  private func apply(_ entry: borrowing TreeEntry) -> Bool {
     // A file met on the way gets the marks files can carry (no CACHEDIR.TAG).
     let mechanisms = entry.depth > 0 && entry.type != .directory ? fileMechanisms : run.mechanisms
     if mechanisms.isEmpty { return true }
+    let pathBytes = entry.pathBytes
     do {
-      try apply(entry.item, with: mechanisms) { entry.path }
+      try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
       return false

@@ -98,7 +98,7 @@ private final class StatusVisitor: TreeVisitor {
     self.progress = ProgressCounter(progress)
   }
 
-  func visit(_ entry: TreeEntry) -> TreeVisit {
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     progress.tick()
     guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: report.output)
     else {

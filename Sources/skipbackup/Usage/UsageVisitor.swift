@@ -119,7 +119,7 @@ final class UsageVisitor: TreeVisitor {
     frames.removeAll(keepingCapacity: true)
   }
 
-  func visit(_ entry: TreeEntry) -> TreeVisit {
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     progress.tick()
     // GNU du -x leaves a mount point out altogether.
     if entry.isOnOtherFilesystem { return .skipChildren }
@@ -202,7 +202,7 @@ final class UsageVisitor: TreeVisitor {
   /// Makes the top frame the entry's parent: leaves the directories the
   /// walk is done with, or, when the entry comes from a directory handed
   /// over by another thread, rebuilds the frames above it.
-  private func placeInChain(_ entry: TreeEntry) {
+  private func placeInChain(_ entry: borrowing TreeEntry) {
     while let top = frames.last, top.depth >= entry.depth { popFrame() }
     let path = entry.pathBytes
     let parentLength = Self.parentLength(of: path)
