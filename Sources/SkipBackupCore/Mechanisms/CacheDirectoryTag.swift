@@ -15,7 +15,7 @@ import SystemPackage
 ///
 /// This mechanism writes a file, so it acts only on directories and only when
 /// asked for by name. It never writes over a `CACHEDIR.TAG` that is not a
-/// valid tag, and ``clear(_:)`` removes only tags it recognises.
+/// valid tag, and ``clear(_:)`` removes only the tags it wrote itself.
 public struct CacheDirectoryTag: BackupExclusionMechanism {
   public init() {}
 
@@ -78,10 +78,23 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
     return written
   }
 
+  /// Removes the tag skipbackup wrote: a file that holds exactly
+  /// ``contents``. A valid tag that another tool wrote (cargo tags its
+  /// `target/` directories, caches tag themselves) is not removed, because
+  /// that tool expects it there: clearing it is refused with an error
+  /// (``SkipBackupError/Refusal/cacheDirectoryTagOfAnotherTool``), so it
+  /// never happens silently and the item is reported still excluded.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      guard try Self.hasTag(in: directory, item) else { return false }
+      switch try Self.tag(in: directory, item) {
+      case nil: return false
+      case .another?:
+        throw SkipBackupError(
+          refusing: .cacheDirectoryTagOfAnotherTool, path: item.displayPath.appending(Self.fileName)
+        )
+      case .skipbackup?: break
+      }
       let removed = Self.fileName.withCString { name in
         valueOrErrno { system_unlinkat(directory, name, 0) }
       }
@@ -113,6 +126,16 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
   /// Whether `directory` holds a regular file `CACHEDIR.TAG` that starts with
   /// the signature.
   private static func hasTag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Bool {
+    try tag(in: directory, item) != nil
+  }
+
+  /// Who wrote a tag: skipbackup (the file holds exactly ``contents``) or
+  /// another tool (cargo, a cache, a person: any other valid tag).
+  private enum Writer { case skipbackup, another }
+
+  /// The tag in `directory`, or `nil` when there is none: no regular file
+  /// `CACHEDIR.TAG` that starts with the signature.
+  private static func tag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Writer? {
     let opened = fileName.withCString { name in
       valueOrErrno {
         system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
@@ -121,7 +144,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
     let file: CInt
     switch opened {
     case .success(let descriptor): file = descriptor
-    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return false
+    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return nil
     case .failure(let errno):
       throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
     }
@@ -129,21 +152,25 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
     var status = stat()
     guard case .success = valueOrErrno({ system_fstat(file, &status) }),
       status.st_mode & S_IFMT == S_IFREG
-    else { return false }
-    var head = [UInt8](repeating: 0, count: signature.count)
+    else { return nil }
+    // One byte more than skipbackup writes tells a longer file from ours.
+    var head = [UInt8](repeating: 0, count: contents.count + 1)
     var filled = 0
-    while filled < head.count {
+    reading: while filled < head.count {
       let count = head.withUnsafeMutableBytes { buffer in
         valueOrErrno { system_read(file, buffer.baseAddress! + filled, buffer.count - filled) }
       }
       switch count {
-      case .success(0): return false
+      case .success(0): break reading
       case .success(let count): filled += count
       case .failure(let errno):
         throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
       }
     }
-    return head == signature
+    guard filled >= signature.count, head[..<signature.count].elementsEqual(signature) else {
+      return nil
+    }
+    return head[..<filled].elementsEqual(contents) ? .skipbackup : .another
   }
 
   private static func writeAll(
