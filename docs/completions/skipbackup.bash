@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|export|help)
+    mark|clear|status|check|list|export|du|explain|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list export help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain help' -- "${cur}"))
         ;;
     esac
 }
@@ -347,6 +347,45 @@ _skipbackup_export() {
     case "${positional_number}" in
     1)
         __skipbackup_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_skipbackup_du() {
+    repeating_flags=()
+    non_repeating_flags=(-x --one-file-system --apparent-size -q --quiet --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=(--top --format)
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion du -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    '--top')
+        return
+        ;;
+    '--format')
+        __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+}
+
+_skipbackup_explain() {
+    repeating_flags=()
+    non_repeating_flags=(-L --dereference --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--format)
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--format')
+        __skipbackup_add_completions -W 'text'$'\n''json'
         return
         ;;
     esac

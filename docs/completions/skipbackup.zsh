@@ -56,13 +56,15 @@ _skipbackup() {
             'check:Exit 0 when every PATH is excluded from backups; print nothing.'
             'list:Walk each ROOT and print the excluded items, or the included ones.'
             'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.'
+            'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
+            'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|help)
+        mark|clear|status|check|list|export|du|explain|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -178,6 +180,40 @@ _skipbackup_export() {
         '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:_files'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         ':ROOT:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_du() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion du -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are left out, as du -x leaves them.]'
+        '--apparent-size[Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.]'
+        '--top[How many of the largest excluded items and included directories to name.]:N:'
+        '--format[How to print\: text, for a person, or json, one JSON object a ROOT.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:ROOT:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_explain() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and explain its target.]'
+        '--format[How to print\: text, for a person, or json, one JSON object a PATH.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '*:PATH:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
