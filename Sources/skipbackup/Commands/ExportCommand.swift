@@ -160,7 +160,7 @@ private final class ExportVisitor: TreeVisitor {
   private let syntax: any ExclusionSyntax
   private let root: ExportRoot
   private let diagnostics: Diagnostics
-  private var progress: ProgressCounter
+  private let progress: ProgressCounter
   /// The length of the walk root's path, which every rule leaves out.
   private let rootLength: Int
 
@@ -202,13 +202,5 @@ private final class ExportVisitor: TreeVisitor {
 
   func walkFailed(_ error: SkipBackupError) {
     diagnostics.report(error, after: output)
-  }
-}
-
-extension FilePath {
-  /// The path with exactly these bytes.
-  init(bytes: [UInt8]) {
-    let characters = bytes.map { CChar(bitPattern: $0) } + [0]
-    self = characters.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
   }
 }

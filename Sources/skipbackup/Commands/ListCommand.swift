@@ -90,7 +90,7 @@ private final class ListVisitor: TreeVisitor {
   private let wantsExcluded: Bool
   private let terminator: UInt8
   private let diagnostics: Diagnostics
-  private var progress: ProgressCounter
+  private let progress: ProgressCounter
 
   init(
     mechanisms: MechanismSet, wantsExcluded: Bool, terminator: UInt8, diagnostics: Diagnostics,

@@ -81,7 +81,7 @@ final class MarkingWorker: TreeVisitor {
   private let run: MarkingRun
   private let fileMechanisms: MechanismSet
   private let diagnostics: Diagnostics
-  private var progress: ProgressCounter
+  private let progress: ProgressCounter
 
   init(run: MarkingRun, diagnostics: Diagnostics, progress: Progress) {
     self.run = run

@@ -87,7 +87,7 @@ private final class StatusVisitor: TreeVisitor {
   var above: [UInt8]?
   private let mechanisms: MechanismSet
   private let diagnostics: Diagnostics
-  private var progress: ProgressCounter
+  private let progress: ProgressCounter
 
   init(
     mechanisms: MechanismSet, report: StatusReport, diagnostics: Diagnostics, progress: Progress
@@ -155,15 +155,6 @@ final class StatusReport {
       output.write(UInt8(ascii: "\n"))
     }
     output.endRecord()
-  }
-}
-
-extension FilePath {
-  /// The path's bytes, without a terminator.
-  var bytes: [UInt8] {
-    withPlatformString { pointer in
-      Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
-    }
   }
 }
 

@@ -41,14 +41,4 @@ enum BackupTool: String, ExpressibleByArgument, CaseIterable {
       """
     }
   }
-
-  /// The tool's own option for staying on one filesystem, to pair with `-x`.
-  var oneFileSystemOption: String {
-    switch self {
-    case .rsync: "-x"
-    case .tar: "--one-file-system"
-    case .restic: "--one-file-system"
-    case .borg: "--one-file-system"
-    }
-  }
 }

@@ -76,7 +76,9 @@ final class Progress: Sendable {
 }
 
 /// One thread's count of items for a ``Progress``, handed over every 1,024.
-struct ProgressCounter {
+/// A class, so that a visitor ticks it through a `let` and, without a
+/// terminal to show it on, no access to a mutable property is made at all.
+final class ProgressCounter {
   private let progress: Progress
   private var pending = 0
 
@@ -85,7 +87,7 @@ struct ProgressCounter {
   }
 
   @inline(__always)
-  mutating func tick() {
+  func tick() {
     guard progress.isEnabled else { return }
     pending += 1
     if pending == 1024 {

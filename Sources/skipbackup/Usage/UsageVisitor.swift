@@ -26,7 +26,7 @@ final class UsageVisitor: TreeVisitor {
   private let links: SharedLinks
   private let diagnostics: Diagnostics
   private let output: Output
-  private var progress: ProgressCounter
+  private let progress: ProgressCounter
 
   /// Set for each ROOT before its walk.
   var rootExclusion: RootExclusion?
