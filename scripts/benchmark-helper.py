@@ -222,7 +222,11 @@ def report(data_dir, doc):
 
     at_most("`list --excluded -0` ÷ `cscan`", "list", "skipbackup list", "cscan", 1.0)
     faster("`list --excluded -0` against `getfattr -R`", "list", "skipbackup list", "getfattr -R", 2)
+    at_most("`list --excluded -0` ÷ `xscan` (the expert floor, two threads)", "list",
+            "skipbackup list", "xscan", 1.15)
     at_most("`status -R --format json` ÷ `cscan`", "status", "skipbackup status", "cscan", 1.0)
+    at_most("`status -R --format json` ÷ `xscan` (the expert floor, two threads)", "status",
+            "skipbackup status", "xscan", 1.15)
     faster("`status -R --format json` against `getfattr -R`", "status", "skipbackup status",
            "getfattr -R", 2)
     at_most("`mark -R` ÷ `cmark`", "mark", "skipbackup mark", "cmark", 1.2)
