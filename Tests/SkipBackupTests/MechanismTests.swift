@@ -146,7 +146,9 @@ import TestSupport
 
     tree.file("cache/CACHEDIR.TAG", "my notes, not a tag")
     #expect(try Mechanism.cachedir.isMarked(item) == false)
-    #expect(throws: SkipBackupError.self) { try Mechanism.cachedir.mark(item) }
+    let foreign = #expect(throws: SkipBackupError.self) { try Mechanism.cachedir.mark(item) }
+    #expect(foreign?.refusal == .foreignCacheDirectoryTag)
+    #expect(foreign?.path == FilePath(directory + "/CACHEDIR.TAG"))
     #expect(try Mechanism.cachedir.clear(item) == false)
     #expect(
       try String(contentsOfFile: directory + "/CACHEDIR.TAG", encoding: .utf8)
@@ -154,7 +156,11 @@ import TestSupport
 
     let file = FileItem(path: FilePath(tree.file("plain")))
     #expect(try Mechanism.cachedir.isMarked(file) == false)
-    #expect(throws: SkipBackupError.self) { try Mechanism.cachedir.mark(file) }
+    let notDirectory = #expect(throws: SkipBackupError.self) {
+      try Mechanism.cachedir.mark(file)
+    }
+    #expect(notDirectory?.refusal == .cacheDirectoryTagNeedsDirectory)
+    #expect(notDirectory?.errno == nil, "a refusal invents no errno")
   }
 
   /// cargo's tag, byte for byte as cargo 1.x writes it in target/: a valid

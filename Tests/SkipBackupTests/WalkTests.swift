@@ -83,5 +83,17 @@ import SystemPackage
     _ = walkTree(root: FilePath(tree.path), visitors: collectors)
     check(collectors, against: expected)
     #expect(collectors.dropFirst().allSatisfy { $0.paths.isEmpty })
+    // In order: exactly the sequence a walk with one visitor gives, and depth
+    // first, each directory's whole subtree right after it.
+    let single = Collector()
+    _ = walkTree(root: FilePath(tree.path), visitors: [single])
+    let paths = collectors[0].paths
+    #expect(paths == single.paths)
+    for (index, path) in paths.enumerated() {
+      let below = paths.indices.filter { paths[$0].hasPrefix(path + "/") }
+      #expect(
+        below.isEmpty || below == Array((index + 1)...(index + below.count)),
+        "the subtree of \(path) is not contiguous after it")
+    }
   }
 }

@@ -56,7 +56,7 @@ public func pythonGetxattr(_ path: [UInt8], _ name: String) -> [UInt8]? {
   let script = """
     import os, sys
     try:
-        value = os.getxattr(os.fsencode(sys.argv[1]) if False else sys.argv[1].encode('utf-8', 'surrogateescape'), sys.argv[2], follow_symlinks=False)
+        value = os.getxattr(os.fsencode(sys.argv[1]), sys.argv[2], follow_symlinks=False)
     except OSError:
         sys.exit(1)
     sys.stdout.buffer.write(value)

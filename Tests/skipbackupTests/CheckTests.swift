@@ -112,10 +112,9 @@ extension CLITests {
       for path in paths { setfattr(path, .legacy) }
       #expect(check(["--"] + names.map { Argument(bytes: $0) }, directory: tree.path).status == 0)
       #expect(check(paths.map { Argument(bytes: $0) }).status == 0)
-      let unmarked = tree.file(named: [0x2D, 0xFF])
+      tree.file(named: [0x2D, 0xFF])
       let result = check(["--", Argument(bytes: [0x2D, 0xFF])], directory: tree.path)
       #expect(result.status == 1, "\(result)")
-      _ = unmarked
     }
 
     @Test func helpExits0() throws {
