@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|export|help)
+    mark|clear|status|check|list|export|sweep|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list export help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export sweep help' -- "${cur}"))
         ;;
     esac
 }
@@ -289,6 +289,28 @@ _skipbackup_export() {
         return
         ;;
     '-o'|'--output')
+        return
+        ;;
+    esac
+}
+
+_skipbackup_sweep() {
+    repeating_flags=()
+    non_repeating_flags=(--undo --list-rules --no-builtin-rules -x --one-file-system -n --dry-run -v --verbose -q --quiet --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=(--rules --format)
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--rules')
+        return
+        ;;
+    '-m'|'--mechanism')
+        return
+        ;;
+    '--format')
+        __skipbackup_add_completions -W 'text'$'\n''json'
         return
         ;;
     esac

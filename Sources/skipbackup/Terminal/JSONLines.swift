@@ -17,6 +17,16 @@ struct JSONLine {
     bytes.append(contentsOf: (value ? "true" : "false").utf8)
   }
 
+  mutating func string(_ name: String, _ value: String) {
+    key(name)
+    appendString(value.utf8)
+  }
+
+  mutating func number(_ name: String, _ value: some BinaryInteger) {
+    key(name)
+    bytes.append(contentsOf: String(value).utf8)
+  }
+
   mutating func null(_ name: String) {
     key(name)
     bytes.append(contentsOf: "null".utf8)
