@@ -52,6 +52,6 @@ do throws(SkipBackupError) {
   }
 } catch {
   print(error.description)
-  print("errno \(error.errno.rawValue)")
+  print("errno \(error.errno.map { String($0.rawValue) } ?? "none")")
   exit(1)
 }

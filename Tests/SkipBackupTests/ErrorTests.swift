@@ -26,7 +26,7 @@ import TestSupport
     #expect(failure.isNoSuchFile)
     #expect(failure.description.hasPrefix(path + ": no such file or directory"))
     #expect(failure.attribute == BackupExcludeItemAttribute.attributeName)
-    #expect(failure.call == "setxattr")
+    #expect(failure.call == .setxattr)
   }
 
   @Test func symbolicLink() throws {
@@ -37,7 +37,7 @@ import TestSupport
     let failure = try #require(error { try BackupExcludeItemAttribute().mark(item) })
     #expect(failure.errno == .notPermitted)
     #expect(failure.isSymbolicLinkRefusal)
-    #expect(failure.call == "lsetxattr")
+    #expect(failure.call == .lsetxattr)
     #expect(
       failure.description.hasPrefix(
         link + ": Linux keeps no user extended attributes on symbolic links"))

@@ -46,9 +46,9 @@ extension URL {
   /// The URL's path, byte for byte, as the file system sees it.
   internal var filePath: FilePath {
     get throws(SkipBackupError) {
-      guard isFileURL else { throw SkipBackupError(notAFileURL: absoluteString) }
-      let path = withUnsafeFileSystemRepresentation { $0.map { FilePath(platformString: $0) } }
-      guard let path else { throw SkipBackupError(notAFileURL: absoluteString) }
+      guard isFileURL,
+        let path = withUnsafeFileSystemRepresentation({ $0.map { FilePath(platformString: $0) } })
+      else { throw SkipBackupError(refusing: .notAFileURL, path: FilePath(absoluteString)) }
       return path
     }
   }

@@ -39,13 +39,13 @@ package final class ReplacementFile {
     let target = (try? resolvedTarget(path)) ?? path
     let parent = target.removingLastComponent().isEmpty ? "." : target.removingLastComponent()
     guard let last = target.lastComponent else {
-      throw SkipBackupError(errno: .isDirectory, call: "open", path: path)
+      throw SkipBackupError(refusing: .namesNoFile, path: path)
     }
     let name = FilePath(root: nil, [last])
     let parentItem = FileItem(path: parent)
     let directory = try parent.withCString { parent in
       valueOrErrno { system_openat(CXATTR_AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
-    }.get("openat", parentItem)
+    }.get(.openat, parentItem)
 
     // The old file, when there is one, lends its permissions, owner and attributes.
     var old = stat()
@@ -80,7 +80,7 @@ package final class ReplacementFile {
       descriptor = opened
     case .failure(let errno):
       _ = system_close(directory)
-      throw SkipBackupError(errno: errno, call: "openat", path: path)
+      throw SkipBackupError(.openat, errno, path: path)
     }
     self.directory = directory
     self.name = name
@@ -110,17 +110,17 @@ package final class ReplacementFile {
     let sourceItem = FileItem(path: source)
     let input = try source.withCString { source in
       valueOrErrno { system_openat(CXATTR_AT_FDCWD, source, O_RDONLY | O_CLOEXEC, 0) }
-    }.get("openat", sourceItem)
+    }.get(.openat, sourceItem)
     defer { _ = system_close(input) }
     var status = stat()
-    _ = try valueOrErrno { system_fstat(input, &status) }.get("fstat", sourceItem)
+    _ = try valueOrErrno { system_fstat(input, &status) }.get(.fstat, sourceItem)
     _ = system_fchmod(descriptor, status.st_mode & 0o7777)
     try copyAttributes(from: input, path: source)
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 8)
     defer { buffer.deallocate() }
     while true {
       let count = try valueOrErrno { system_read(input, buffer.baseAddress, buffer.count) }
-        .get("read", sourceItem)
+        .get(.read, sourceItem)
       if count == 0 { return }
       try write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
@@ -135,24 +135,18 @@ package final class ReplacementFile {
         valueOrErrno { system_attr_copy_fd(sourcePath, source, destinationPath, descriptor) }
       }
     }
-    _ = try result.get("attr_copy_fd", FileItem(path: path))
+    _ = try result.get(.attrCopyFD, FileItem(path: path))
   }
 
   /// Appends `bytes` to the new file.
   package func write(_ bytes: UnsafeRawBufferPointer) throws(SkipBackupError) {
-    var offset = 0
-    while offset < bytes.count {
-      let written = valueOrErrno {
-        system_write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-      }
-      offset += try written.get("write", item)
-    }
+    _ = try OutputDescriptor.writeAll(bytes, to: descriptor).get(.write, item)
   }
 
   /// Syncs the new file and renames it over the old one; then syncs the
   /// directory, so that the rename survives a crash.
   package func commit() throws(SkipBackupError) {
-    _ = try valueOrErrno { system_fsync(descriptor) }.get("fsync", item)
+    _ = try valueOrErrno { system_fsync(descriptor) }.get(.fsync, item)
     let staged: FilePath
     if let temporaryName {
       staged = temporaryName
@@ -173,7 +167,7 @@ package final class ReplacementFile {
         }
         guard case .failure(.fileExists) = linked else { break }
       }
-      _ = try linked.get("linkat", item)
+      _ = try linked.get(.linkat, item)
       temporaryName = candidate
       staged = candidate
     }
@@ -183,7 +177,7 @@ package final class ReplacementFile {
         valueOrErrno { system_renameat(directory, staged, directory, name) }
       }
     }
-    _ = try renamed.get("renameat", item)
+    _ = try renamed.get(.renameat, item)
     committed = true
     _ = system_fsync(directory)
   }

@@ -67,17 +67,13 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       case .failure(.fileExists):
         if try Self.hasTag(in: directory, item) { return false }
         throw SkipBackupError(
-          errno: .fileExists, call: "openat", path: item.displayPath.appending(Self.fileName),
-          refusal: .foreignCacheDirectoryTag)
+          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(Self.fileName))
       case .failure(let errno):
-        throw SkipBackupError(
-          errno: errno, call: "openat", path: item.displayPath.appending(Self.fileName))
+        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(Self.fileName))
       }
     }
     guard let written else {
-      throw SkipBackupError(
-        errno: .notDirectory, call: "openat", path: item.displayPath,
-        refusal: .cacheDirectoryTagNeedsDirectory)
+      throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
     }
     return written
   }
@@ -92,8 +88,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       switch removed {
       case .success, .failure(.noSuchFileOrDirectory): return true
       case .failure(let errno):
-        throw SkipBackupError(
-          errno: errno, call: "unlinkat", path: item.displayPath.appending(Self.fileName))
+        throw SkipBackupError(.unlinkat, errno, path: item.displayPath.appending(Self.fileName))
       }
     } ?? false
   }
@@ -108,7 +103,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
         directory throws(SkipBackupError) in
         try body(directory)
       }
-    } catch  where error.errno == .notDirectory && error.call == "openat" && error.refusal == nil {
+    } catch  where error.cause == .failed(.openat, .notDirectory) {
       return nil
     } catch  where error.errno == .tooManySymbolicLinkLevels && !item.followsSymbolicLinks {
       return nil  // a symbolic link, not followed: no directory, no tag
@@ -128,8 +123,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
     case .success(let descriptor): file = descriptor
     case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return false
     case .failure(let errno):
-      throw SkipBackupError(
-        errno: errno, call: "openat", path: item.displayPath.appending(fileName))
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
     }
     defer { _ = system_close(file) }
     var status = stat()
@@ -146,8 +140,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       case .success(0): return false
       case .success(let count): filled += count
       case .failure(let errno):
-        throw SkipBackupError(
-          errno: errno, call: "read", path: item.displayPath.appending(fileName))
+        throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
       }
     }
     return head == signature
@@ -156,12 +149,8 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
   private static func writeAll(
     _ bytes: [UInt8], to file: CInt, _ item: FileItem
   ) throws(SkipBackupError) {
-    var written = 0
-    while written < bytes.count {
-      let count = bytes.withUnsafeBytes { buffer in
-        valueOrErrno { system_write(file, buffer.baseAddress! + written, buffer.count - written) }
-      }
-      written += try count.get("write", item.withDisplayPath(item.displayPath.appending(fileName)))
+    if case .failure(let errno) = OutputDescriptor.writeAll(bytes, to: file) {
+      throw SkipBackupError(.write, errno, path: item.displayPath.appending(fileName))
     }
   }
 }

@@ -23,7 +23,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
     let result = item.withAtArguments { directory, path, flags in
       valueOrErrno { system_statx(directory, path, flags, 0, &buffer) }
     }
-    _ = try result.get("statx", item)
+    _ = try result.get(.statx, item)
     let nodump = UInt64(STATX_ATTR_NODUMP)
     if buffer.stx_attributes_mask & nodump != 0 {
       return buffer.stx_attributes & nodump != 0
@@ -48,7 +48,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     do {
       return try update(item) { $0 & ~FS_NODUMP_FL }
-    } catch  where Self.keepsNoFlags(error) && error.call == "ioctl(FS_IOC_GETFLAGS)" {
+    } catch  where Self.keepsNoFlags(error) && error.call == .getInodeFlags {
       return false  // no inode flags here, so nothing to clear
     } catch  where error.refusal == .inodeFlagsNeedFileOrDirectory {
       return false  // a link, device, FIFO or socket carries no flag to clear
@@ -58,7 +58,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
   /// Whether `error` says the filesystem has no inode flags: `ENOTTY` from
   /// filesystems without the ioctl, `EOPNOTSUPP` from some that have it.
   private static func keepsNoFlags(_ error: SkipBackupError) -> Bool {
-    error.call.hasPrefix("ioctl")
+    (error.call?.isInodeFlags ?? false)
       && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
   }
 
@@ -72,8 +72,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
     let type = FileType(rawValue: try item.status().st_mode & S_IFMT)
     guard type == .regular || type == .directory else {
       throw SkipBackupError(
-        errno: .notSupported, call: "ioctl(FS_IOC_SETFLAGS)", path: item.displayPath,
-        fileType: type, refusal: .inodeFlagsNeedFileOrDirectory)
+        refusing: .inodeFlagsNeedFileOrDirectory, path: item.displayPath, fileType: type)
     }
     return try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) {
       descriptor throws(SkipBackupError) in
@@ -82,7 +81,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
       guard wanted != flags else { return false }
       flags = wanted
       _ = try valueOrErrno { system_setInodeFlags(descriptor, &flags) }
-        .get("ioctl(FS_IOC_SETFLAGS)", item)
+        .get(.setInodeFlags, item)
       return true
     }
   }
@@ -98,7 +97,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
   private static func flags(_ descriptor: CInt, _ item: FileItem) throws(SkipBackupError) -> CInt {
     var flags: CInt = 0
     _ = try valueOrErrno { system_getInodeFlags(descriptor, &flags) }
-      .get("ioctl(FS_IOC_GETFLAGS)", item)
+      .get(.getInodeFlags, item)
     return flags
   }
 }

@@ -129,7 +129,7 @@ struct ExportCommand: ParsableCommand {
       failure: { diagnostics.report($0, after: file) })
     file.flush()
     progress.erase()
-    if descriptor != STDOUT_FILENO, close(descriptor) != 0 {
+    if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
       diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
@@ -158,15 +158,14 @@ struct ExportCommand: ParsableCommand {
   private func openOutput(_ diagnostics: Diagnostics) throws -> CInt {
     guard let output else { return STDOUT_FILENO }
     let path = RawArguments.path(output)
-    let descriptor = path.withPlatformString {
-      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-    }
-    guard descriptor >= 0 else {
-      let reason = Errno(rawValue: errno).description.lowercased()
+    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC) {
+    case .success(let descriptor):
+      return descriptor
+    case .failure(let errno):
+      let reason = errno.description.lowercased()
       diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")
       throw ExitCode.failure
     }
-    return descriptor
   }
 }
 
