@@ -44,14 +44,14 @@ package func findProgram(_ name: String) -> FilePath? {
 package func runProgram(
   _ program: FilePath, arguments: [[UInt8]]
 ) throws(SkipBackupError) -> ProgramResult {
-  func failure(_ call: String) -> SkipBackupError {
-    SkipBackupError(errno: Errno(rawValue: errno), call: call, path: program)
+  func failure(_ call: SystemCall) -> SkipBackupError {
+    SkipBackupError(call, Errno(rawValue: errno), path: program)
   }
   var outPipe: [CInt] = [-1, -1]
   var errPipe: [CInt] = [-1, -1]
-  guard system_pipe(&outPipe) == 0 else { throw failure("pipe") }
+  guard system_pipe(&outPipe) == 0 else { throw failure(.pipe) }
   defer { for fd in outPipe where fd >= 0 { _ = system_close(fd) } }
-  guard system_pipe(&errPipe) == 0 else { throw failure("pipe") }
+  guard system_pipe(&errPipe) == 0 else { throw failure(.pipe) }
   defer { for fd in errPipe where fd >= 0 { _ = system_close(fd) } }
 
   var actions = posix_spawn_file_actions_t()
@@ -80,7 +80,7 @@ package func runProgram(
     system_posix_spawn(&pid, path.baseAddress!, &actions, argv, environ)
   }
   guard spawned == 0 else {
-    throw SkipBackupError(errno: Errno(rawValue: spawned), call: "posix_spawn", path: program)
+    throw SkipBackupError(.posixSpawn, Errno(rawValue: spawned), path: program)
   }
   _ = system_close(outPipe[1])
   outPipe[1] = -1
@@ -117,7 +117,7 @@ package func runProgram(
   }
   var status: CInt = 0
   while system_waitpid(pid, &status, 0) < 0 {
-    if errno != EINTR { throw failure("waitpid") }
+    if errno != EINTR { throw failure(.waitpid) }
   }
   // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
   if status & 0x7F == 0 {
@@ -151,13 +151,6 @@ internal func system_pipe(_ fds: UnsafeMutablePointer<CInt>) -> CInt {
   _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
   _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
   return 0
-}
-
-/// The corresponding C function is `poll(2)`.
-internal func system_poll(_ fds: UnsafeMutablePointer<pollfd>, _ count: nfds_t, _ timeout: CInt)
-  -> CInt
-{
-  poll(fds, count, timeout)
 }
 
 /// The corresponding C function is `waitpid(2)`.

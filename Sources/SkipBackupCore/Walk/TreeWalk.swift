@@ -366,7 +366,7 @@ struct TreeWalker: ~Copyable {
       case .failure(let errno):
         spareListings.append(buffer)
         path.truncate(to: stack[index].pathLength)
-        failure(SkipBackupError(errno: errno, call: "getdents64", path: path.filePath))
+        failure(SkipBackupError(.getdents64, errno, path: path.filePath))
         return false
       }
     }
