@@ -56,6 +56,8 @@ _skipbackup() {
             'check:Exit 0 when every PATH is excluded from backups; print nothing.'
             'list:Walk each ROOT and print the excluded items, or the included ones.'
             'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.'
+            'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
+            'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'sweep:Mark what can be downloaded or built again, by rule, and keep those marks current.'
             'help:Show subcommand help information.'
         )
@@ -63,7 +65,7 @@ _skipbackup() {
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|sweep|help)
+        mark|clear|status|check|list|export|du|explain|sweep|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -76,16 +78,16 @@ _skipbackup() {
 _skipbackup_mark() {
     local -i ret=1
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion mark -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
         '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
-        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:_files'
         '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
         '(-n --dry-run)'{-n,--dry-run}'[Show what would be marked, and change nothing.]'
         '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -97,16 +99,16 @@ _skipbackup_mark() {
 _skipbackup_clear() {
     local -i ret=1
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion clear -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
         '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
-        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:_files'
         '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
         '(-n --dry-run)'{-n,--dry-run}'[Show what would be cleared, and change nothing.]'
         '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -119,16 +121,16 @@ _skipbackup_status() {
     local -i ret=1
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion status -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
         '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
-        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:_files'
         '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
         '--format[How to print each item\: text, a line as tmutil prints it, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
         '(-v --verbose)'{-v,--verbose}'[Also say which marks each item carries and which directory an inherited exclusion comes from.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -140,9 +142,9 @@ _skipbackup_status() {
 _skipbackup_check() {
     local -i ret=1
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion check -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and check its target.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -156,11 +158,11 @@ _skipbackup_list() {
     local -ar arg_specs=(
         '--excluded[Print the topmost excluded items.]'
         '--included[Print every item that no mark excludes.]'
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion list -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are listed but not entered.]'
         '(-0 --null)'{-0,--null}'[End each path with a NUL byte instead of a newline.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:ROOT:'
+        '*:ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -174,11 +176,45 @@ _skipbackup_export() {
     local -ar ___for=('rsync' 'tar' 'restic' 'borg')
     local -ar arg_specs=(
         '--for[The backup tool that reads the file.]:TOOL:{__skipbackup_complete "${___for[@]}"}'
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion export -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on ROOT'\''s filesystem\: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too.]'
-        '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:'
+        '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:_files'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        ':ROOT:'
+        ':ROOT:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_du() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion du -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are left out, as du -x leaves them.]'
+        '--apparent-size[Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.]'
+        '--top[How many of the largest excluded items and included directories to name.]:N:'
+        '--format[How to print\: text, for a person, or json, one JSON object a ROOT.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:ROOT:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_explain() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and explain its target.]'
+        '--format[How to print\: text, for a person, or json, one JSON object a PATH.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '*:PATH:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -193,15 +229,15 @@ _skipbackup_sweep() {
     local -ar arg_specs=(
         '--undo[Take back every mark a sweep made under each ROOT, and only those.]'
         '--list-rules[Print every effective rule, one a line\: its name, the rule, and where it comes from.]'
-        '--rules[Read the rules from FILE instead of $XDG_CONFIG_HOME/skipbackup/rules (or ~/.config/skipbackup/rules).]:FILE:'
+        '--rules[Read the rules from FILE instead of $XDG_CONFIG_HOME/skipbackup/rules (or ~/.config/skipbackup/rules).]:FILE:_files'
         '--no-builtin-rules[Apply only the rules file'\''s rules.]'
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion sweep -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
         '(-n --dry-run)'{-n,--dry-run}'[Show what would change and how much each item would keep out of backups, with a total; change nothing.]'
         '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         '--format[How to print each change\: text, one line each, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
-        '*:ROOT:'
+        '*:ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -63,13 +63,16 @@ struct ExportCommand: ParsableCommand {
 
   @Option(
     name: [.customShort("o"), .customLong("output")],
-    help: ArgumentHelp("Write the file to FILE instead of standard output.", valueName: "FILE"))
+    help: ArgumentHelp("Write the file to FILE instead of standard output.", valueName: "FILE"),
+    completion: .file())
   var output: String?
 
   @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
   var quiet = false
 
-  @Argument(help: ArgumentHelp("The directory the backup reads.", valueName: "ROOT"))
+  @Argument(
+    help: ArgumentHelp("The directory the backup reads.", valueName: "ROOT"),
+    completion: .directory)
   var root: String
 
   func run() throws {

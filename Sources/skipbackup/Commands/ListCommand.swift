@@ -47,7 +47,8 @@ struct ListCommand: ParsableCommand {
   @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
   var quiet = false
 
-  @Argument(help: ArgumentHelp("The directories to walk.", valueName: "ROOT"))
+  @Argument(
+    help: ArgumentHelp("The directories to walk.", valueName: "ROOT"), completion: .directory)
   var roots: [String]
 
   func run() throws {

@@ -37,7 +37,7 @@ struct SweepCommand: ParsableCommand {
     name: .customLong("rules"),
     help: ArgumentHelp(
       "Read the rules from FILE instead of $XDG_CONFIG_HOME/skipbackup/rules (or ~/.config/skipbackup/rules).",
-      valueName: "FILE"))
+      valueName: "FILE"), completion: .file())
   var rulesFile: String?
 
   @Flag(name: .customLong("no-builtin-rules"), help: "Apply only the rules file's rules.")
@@ -67,7 +67,9 @@ struct SweepCommand: ParsableCommand {
       valueName: "text|json"))
   var format: StatusCommand.Format = .text
 
-  @Argument(help: ArgumentHelp("The directories to sweep (default: $HOME).", valueName: "ROOT"))
+  @Argument(
+    help: ArgumentHelp("The directories to sweep (default: $HOME).", valueName: "ROOT"),
+    completion: .directory)
   var roots: [String] = []
 
   func validate() throws {

@@ -406,17 +406,3 @@ final class SweepVisitor: TreeVisitor {
     return total
   }
 }
-
-/// `1536` as `1.5 KiB`: binary units, one decimal.
-func humanSize(_ bytes: Int64) -> String {
-  let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-  var value = Double(bytes)
-  var unit = 0
-  while value >= 1024 && unit < units.count - 1 {
-    value /= 1024
-    unit += 1
-  }
-  if unit == 0 { return "\(bytes) B" }
-  let tenths = Int((value * 10).rounded())
-  return "\(tenths / 10).\(tenths % 10) \(units[unit])"
-}

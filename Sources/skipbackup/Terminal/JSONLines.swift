@@ -17,16 +17,6 @@ struct JSONLine {
     bytes.append(contentsOf: (value ? "true" : "false").utf8)
   }
 
-  mutating func string(_ name: String, _ value: String) {
-    key(name)
-    appendString(value.utf8)
-  }
-
-  mutating func number(_ name: String, _ value: some BinaryInteger) {
-    key(name)
-    bytes.append(contentsOf: String(value).utf8)
-  }
-
   mutating func null(_ name: String) {
     key(name)
     bytes.append(contentsOf: "null".utf8)
@@ -52,6 +42,27 @@ struct JSONLine {
       key(name + "_base64")
       appendString(Base64.encode(path).utf8)
     }
+  }
+
+  mutating func string(_ name: String, _ value: String) {
+    key(name)
+    appendString(value.utf8)
+  }
+
+  mutating func number(_ name: String, _ value: Int64) {
+    key(name)
+    bytes.append(contentsOf: String(value).utf8)
+  }
+
+  /// A value already written as JSON: an object or a list built on its own.
+  mutating func raw(_ json: [UInt8]) {
+    bytes.append(contentsOf: json)
+  }
+
+  /// The object, closed, for use inside another one.
+  mutating func closed() -> [UInt8] {
+    bytes.append(UInt8(ascii: "}"))
+    return bytes
   }
 
   mutating func finish() -> [UInt8] {
