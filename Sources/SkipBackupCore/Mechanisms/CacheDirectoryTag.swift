@@ -7,7 +7,7 @@ import SystemPackage
 #endif
 
 /// A `CACHEDIR.TAG` file in a directory, as the Cache Directory Tagging
-/// Specification defines it. Short name `cachedir`.
+/// Specification defines it: ``Mechanism/cachedir``.
 ///
 /// GNU tar `--exclude-caches`, borg `--exclude-caches`, restic
 /// `--exclude-caches` and kopia honour it. A tag is a regular file whose
@@ -15,18 +15,13 @@ import SystemPackage
 ///
 /// This mechanism writes a file, so it acts only on directories and only when
 /// asked for by name. It never writes over a `CACHEDIR.TAG` that is not a
-/// valid tag, and ``clear(_:)`` removes only tags it recognises.
-public struct CacheDirectoryTag: BackupExclusionMechanism {
-  public init() {}
-
-  public var name: String { "cachedir" }
-  public var marksDirectoriesOnly: Bool { true }
-
+/// valid tag, and clearing removes only tags it recognises.
+public enum CacheDirectoryTag {
   /// `CACHEDIR.TAG`.
   public static let fileName = "CACHEDIR.TAG"
   /// The 43 bytes a tag starts with.
   public static let signature = Array("Signature: 8a477f597d28d172789f06886806bc55".utf8)
-  /// What ``mark(_:)`` writes: the signature and the comment the
+  /// What a mark writes: the signature and the comment the
   /// specification suggests.
   public static let contents = Array(
     """
@@ -37,16 +32,15 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
 
     """.utf8)
 
-  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) in
-      try Self.hasTag(in: directory, item)
+      try hasTag(in: directory, item)
     } ?? false
   }
 
-  @discardableResult
-  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
     let written = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      let created = Self.fileName.withCString { name in
+      let created = fileName.withCString { name in
         valueOrErrno {
           system_openat(
             directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
@@ -56,20 +50,20 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       case .success(let file):
         defer { _ = system_close(file) }
         do throws(SkipBackupError) {
-          try Self.writeAll(Self.contents, to: file, item)
+          try writeAll(contents, to: file, item)
         } catch {
           // The file is ours (O_EXCL). Left short, it would read as someone
           // else's CACHEDIR.TAG, which mark and clear never touch again.
-          _ = Self.fileName.withCString { name in system_unlinkat(directory, name, 0) }
+          _ = fileName.withCString { name in system_unlinkat(directory, name, 0) }
           throw error
         }
         return true
       case .failure(.fileExists):
-        if try Self.hasTag(in: directory, item) { return false }
+        if try hasTag(in: directory, item) { return false }
         throw SkipBackupError(
-          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(Self.fileName))
+          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
       case .failure(let errno):
-        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(Self.fileName))
+        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
       }
     }
     guard let written else {
@@ -78,24 +72,23 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
     return written
   }
 
-  @discardableResult
-  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      guard try Self.hasTag(in: directory, item) else { return false }
-      let removed = Self.fileName.withCString { name in
+      guard try hasTag(in: directory, item) else { return false }
+      let removed = fileName.withCString { name in
         valueOrErrno { system_unlinkat(directory, name, 0) }
       }
       switch removed {
       case .success, .failure(.noSuchFileOrDirectory): return true
       case .failure(let errno):
-        throw SkipBackupError(.unlinkat, errno, path: item.displayPath.appending(Self.fileName))
+        throw SkipBackupError(.unlinkat, errno, path: item.displayPath.appending(fileName))
       }
     } ?? false
   }
 
   /// Calls `body` with the item opened as a directory, or returns `nil` when
   /// the item is not a directory.
-  private func withDirectory<R>(
+  private static func withDirectory<R>(
     _ item: FileItem, _ body: (CInt) throws(SkipBackupError) -> R
   ) throws(SkipBackupError) -> R? {
     do {
@@ -153,9 +146,4 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       throw SkipBackupError(.write, errno, path: item.displayPath.appending(fileName))
     }
   }
-}
-
-extension BackupExclusionMechanism where Self == CacheDirectoryTag {
-  /// A `CACHEDIR.TAG` in a directory.
-  public static var cachedir: CacheDirectoryTag { CacheDirectoryTag() }
 }

@@ -123,6 +123,6 @@ struct DuCommand: ParsableCommand {
   ) throws(SkipBackupError) -> RootExclusion? {
     guard let above = try mechanisms.markedAncestor(of: root) else { return nil }
     let item = FileItem(path: above, followSymbolicLinks: false)
-    return RootExclusion(bits: try mechanisms.markBits(on: item), rule: sweepRule(of: item))
+    return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
   }
 }
