@@ -102,41 +102,27 @@ public struct SweepProvenance: Hashable, Sendable {
 /// attribute names: which of the counted mechanisms mark it, and whether a
 /// sweep's record is there.
 package struct SweepItemState {
-  /// Bit `i` for the reader's `mechanisms.members[i]`.
-  package var markBits: UInt64 = 0
+  /// The reader's mechanisms that mark the item.
+  package var marks: MechanismSet = []
   /// Whether `user.skipbackup.sweep` is among the item's attributes.
   package var hasRecord = false
 }
 
-/// Reads ``SweepItemState`` for the items of a walk: one `listxattr` per item,
-/// a value read only where a mechanism's mark depends on it or the record
-/// is there. The names are looked up once per reader, not per item.
+/// Reads ``SweepItemState`` for the items of a walk: one `listxattr` per
+/// item, a value read only where a mechanism's mark depends on it and no
+/// record is there.
 package struct SweepStateReader: Sendable {
   package let mechanisms: MechanismSet
-  private let names: [(bit: UInt64, bytes: [UInt8], presenceIsMark: Bool)]
-  private let others: [Int]
-  private let recordName = SweepProvenance.attributeName.bytes
 
   package init(mechanisms: MechanismSet) {
     self.mechanisms = mechanisms
-    var names: [(bit: UInt64, bytes: [UInt8], presenceIsMark: Bool)] = []
-    var others: [Int] = []
-    for (index, member) in mechanisms.members.enumerated() {
-      switch member.storage {
-      case .extendedAttribute(let name, let presenceIsMark):
-        names.append((1 << index, name.bytes, presenceIsMark))
-      case .elsewhere:
-        others.append(index)
-      }
-    }
-    self.names = names
-    self.others = others
   }
 
   /// The state of `item`.
   package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
     var state = SweepItemState()
-    var listed: UInt64 = 0
+    var listed: MechanismSet = []
+    let record = SweepProvenance.attributeName.bytes
     do {
       try ExtendedAttributes(of: item).withNameList { list in
         var start = 0
@@ -144,13 +130,10 @@ package struct SweepStateReader: Sendable {
           var end = start
           while end < list.count && list[end] != 0 { end += 1 }
           let name = UnsafeRawBufferPointer(rebasing: list[start..<end])
-          if name.elementsEqual(recordName) {
+          if let mechanism = Mechanism.attributeMechanism(named: name) {
+            listed.insert(MechanismSet(mechanism))
+          } else if name.elementsEqual(record) {
             state.hasRecord = true
-          } else {
-            for entry in names
-            where entry.bytes.count == name.count && name.elementsEqual(entry.bytes) {
-              listed |= entry.bit
-            }
           }
           start = end + 1
         }
@@ -158,18 +141,20 @@ package struct SweepStateReader: Sendable {
     } catch  where error.errno == .notSupported {
       return state
     }
-    for entry in names where listed & entry.bit != 0 {
+    listed.formIntersection(mechanisms)
+    if state.hasRecord {
       // Beside a sweep's record, the attribute is the sweep's own mark: its
       // name is enough, which keeps a repeat sweep at one call per marked item.
-      if entry.presenceIsMark || state.hasRecord {
-        state.markBits |= entry.bit
-        continue
+      state.marks = listed
+    } else {
+      state.marks = listed.intersection(.resource)  // present is marked
+      for mechanism in [Mechanism.legacy, .xdg] where listed.includes(mechanism) {
+        if try mechanism.isAttributeMarked(item) { state.marks.insert(MechanismSet(mechanism)) }
       }
-      let index = entry.bit.trailingZeroBitCount
-      if try mechanisms.members[index].isMarked(item) { state.markBits |= entry.bit }
     }
-    for index in others {
-      if try mechanisms.members[index].isMarked(item) { state.markBits |= 1 << index }
+    if mechanisms.contains(.nodump), try NodumpFlag.isMarked(item) { state.marks.insert(.nodump) }
+    if mechanisms.contains(.cachedir), try CacheDirectoryTag.isMarked(item) {
+      state.marks.insert(.cachedir)
     }
     return state
   }

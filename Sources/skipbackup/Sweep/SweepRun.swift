@@ -29,7 +29,7 @@ final class SweepRun: Sendable {
     self.table = table
     self.mechanisms = mechanisms
     self.fileMechanisms = mechanisms.applicableToFiles
-    self.reader = SweepStateReader(mechanisms: MechanismSet([.all, mechanisms]))
+    self.reader = SweepStateReader(mechanisms: mechanisms.union(.all))
     self.dryRun = dryRun
     self.verbose = verbose
     self.format = format
@@ -201,12 +201,12 @@ final class SweepVisitor: TreeVisitor {
     }
     // Nearly every item: no rule, no record.
     if !state.hasRecord && candidate == nil {
-      return state.markBits != 0 ? .skipChildren : .descend
+      return state.marks.isEmpty ? .descend : .skipChildren
     }
 
     let absolute = root?.absolute(path) ?? Array(path)
     let keep = run.table.keep(covering: absolute)
-    var bits = state.markBits
+    var marks = state.marks
     if state.hasRecord {
       let record: SweepProvenance?
       do {
@@ -222,9 +222,8 @@ final class SweepVisitor: TreeVisitor {
           isIgnored: directory?.ignored?.contains(Array(name)) ?? false)
         let (applies, reason) =
           keep == nil ? run.table.applies(ruleNamed: record.rule, to: facts) : (false, "")
-        let own = ownBits(record.mechanisms)
         if applies {
-          if let own, bits & own == own {
+          if marks.isSuperset(of: record.mechanisms) {
             counts.alreadyMarked += 1
             return .skipChildren
           }
@@ -246,35 +245,22 @@ final class SweepVisitor: TreeVisitor {
           guard takeBack(entry, record, because: "rule gone: \(record.ruleName): \(why)") else {
             return .skipChildren
           }
-          if let own { bits &= ~own } else { bits = 0 }
-          if bits == 0, let rest = try? run.reader.state(of: entry.item) { bits = rest.markBits }
-          return bits != 0 ? .skipChildren : .descend
+          marks.subtract(record.mechanisms)
+          return marks.isEmpty ? .descend : .skipChildren
         }
       }
     }
-    guard let candidate else { return bits != 0 ? .skipChildren : .descend }
+    guard let candidate else { return marks.isEmpty ? .descend : .skipChildren }
     if keep != nil {
       counts.skipped += 1
-      return bits != 0 ? .skipChildren : .descend
+      return marks.isEmpty ? .descend : .skipChildren
     }
-    if bits != 0 {
+    if !marks.isEmpty {
       counts.alreadyMarked += 1
       return .skipChildren
     }
     mark(entry, rule: candidate, isDirectory: isDirectory)
     return .skipChildren
-  }
-
-  /// The reader's bits for `mechanisms`, or `nil` when some of them are
-  /// not among what it reads.
-  private func ownBits(_ mechanisms: MechanismSet) -> UInt64? {
-    var bits: UInt64 = 0
-    for member in mechanisms.members {
-      guard let index = run.reader.mechanisms.members.firstIndex(where: { $0.name == member.name })
-      else { return nil }
-      bits |= 1 << index
-    }
-    return bits
   }
 
   /// Marks `entry` by `rule`: the record first, then the marks, so that an
