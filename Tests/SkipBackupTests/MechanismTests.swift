@@ -156,6 +156,34 @@ import TestSupport
     #expect(try Mechanism.cachedir.isMarked(file) == false)
     #expect(throws: SkipBackupError.self) { try Mechanism.cachedir.mark(file) }
   }
+
+  /// cargo's tag, byte for byte as cargo 1.x writes it in target/: a valid
+  /// tag that clear leaves to cargo, with a refusal, not silently; one byte
+  /// more or less than skipbackup's own tag is someone else's too.
+  @Test func clearRemovesOnlyTheTagSkipbackupWrote() throws {
+    let cargo =
+      "Signature: 8a477f597d28d172789f06886806bc55\n"
+      + "# This file is a cache directory tag created by cargo.\n"
+      + "# For information about cache directory tags see https://bford.info/cachedir/\n"
+    let ours = String(decoding: CacheDirectoryTag.contents, as: UTF8.self)
+    for contents in [cargo, ours + "\n", String(ours.dropLast())] {
+      let directory = tree.directory("target")
+      tree.file("target/CACHEDIR.TAG", contents)
+      let item = FileItem(path: FilePath(directory))
+      #expect(try Mechanism.cachedir.isMarked(item))
+      #expect {
+        try Mechanism.cachedir.clear(item)
+      } throws: { error in
+        (error as? SkipBackupError)?.refusal == .cacheDirectoryTagOfAnotherTool
+          && (error as? SkipBackupError)?.path == FilePath(directory + "/CACHEDIR.TAG")
+      }
+      #expect(try String(contentsOfFile: directory + "/CACHEDIR.TAG", encoding: .utf8) == contents)
+      #expect(try Mechanism.cachedir.isMarked(item))
+    }
+    tree.file("target/CACHEDIR.TAG", ours)
+    #expect(try Mechanism.cachedir.clear(FileItem(path: FilePath(tree.path + "/target"))))
+    #expect(!FileManager.default.fileExists(atPath: tree.path + "/target/CACHEDIR.TAG"))
+  }
 }
 
 import Foundation

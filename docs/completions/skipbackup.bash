@@ -373,6 +373,14 @@ _skipbackup_du() {
         return
         ;;
     esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -d
+        return
+        ;;
+    esac
 }
 
 _skipbackup_explain() {
@@ -386,6 +394,14 @@ _skipbackup_explain() {
     case "${prev}" in
     '--format')
         __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac

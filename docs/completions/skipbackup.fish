@@ -171,10 +171,12 @@ complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup du" top' -l 'top' -d 'How many of the largest excluded items and included directories to name.' -rfka ''
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup du" format' -l 'format' -d 'How to print: text, for a person, or json, one JSON object a ROOT.' -rfka 'text json'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup du" q quiet' -s 'q' -l 'quiet' -d 'Show no progress line on a long run.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup du" -ge 1' -fa '(__skipbackup_complete_directories)'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup du" version' -l 'version' -d 'Show the version.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup du" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup explain" L dereference' -s 'L' -l 'dereference' -d 'Follow a symbolic link given as a PATH and explain its target.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup explain" format' -l 'format' -d 'How to print: text, for a person, or json, one JSON object a PATH.' -rfka 'text json'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup explain" -ge 1' -F
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup explain" version' -l 'version' -d 'Show the version.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup explain" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup sweep" undo' -l 'undo' -d 'Take back every mark a sweep made under each ROOT, and only those.'

@@ -199,7 +199,7 @@ _skipbackup_du() {
         '--top[How many of the largest excluded items and included directories to name.]:N:'
         '--format[How to print\: text, for a person, or json, one JSON object a ROOT.]:text|json:{__skipbackup_complete "${___format[@]}"}'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:ROOT:'
+        '*:ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -214,7 +214,7 @@ _skipbackup_explain() {
     local -ar arg_specs=(
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and explain its target.]'
         '--format[How to print\: text, for a person, or json, one JSON object a PATH.]:text|json:{__skipbackup_complete "${___format[@]}"}'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -15,7 +15,7 @@ import SystemPackage
 ///
 /// This mechanism writes a file, so it acts only on directories and only when
 /// asked for by name. It never writes over a `CACHEDIR.TAG` that is not a
-/// valid tag, and clearing removes only tags it recognises.
+/// valid tag, and clearing removes only the tags it wrote itself.
 public enum CacheDirectoryTag {
   /// `CACHEDIR.TAG`.
   public static let fileName = "CACHEDIR.TAG"
@@ -72,9 +72,21 @@ public enum CacheDirectoryTag {
     return written
   }
 
+  /// Removes the tag skipbackup wrote: a file that holds exactly
+  /// ``contents``. A valid tag that another tool wrote (cargo tags its
+  /// `target/` directories, restic and borg their caches) is not removed,
+  /// because that tool expects it there: clearing it is refused with an
+  /// error (`SkipBackupError.Refusal.cacheDirectoryTagOfAnotherTool`), so it
+  /// never happens silently and the item is reported still excluded.
   static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      guard try hasTag(in: directory, item) else { return false }
+      switch try tag(in: directory, item) {
+      case nil: return false
+      case .another?:
+        throw SkipBackupError(
+          refusing: .cacheDirectoryTagOfAnotherTool, path: item.displayPath.appending(fileName))
+      case .skipbackup?: break
+      }
       let removed = fileName.withCString { name in
         valueOrErrno { system_unlinkat(directory, name, 0) }
       }
@@ -106,6 +118,16 @@ public enum CacheDirectoryTag {
   /// Whether `directory` holds a regular file `CACHEDIR.TAG` that starts with
   /// the signature.
   private static func hasTag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Bool {
+    try tag(in: directory, item) != nil
+  }
+
+  /// Who wrote a tag: skipbackup (the file holds exactly ``contents``) or
+  /// another tool (cargo, restic, borg, a person: any other valid tag).
+  private enum Writer { case skipbackup, another }
+
+  /// The tag in `directory`, or `nil` when there is none: no regular file
+  /// `CACHEDIR.TAG` that starts with the signature.
+  private static func tag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Writer? {
     let opened = fileName.withCString { name in
       valueOrErrno {
         system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
@@ -114,7 +136,7 @@ public enum CacheDirectoryTag {
     let file: CInt
     switch opened {
     case .success(let descriptor): file = descriptor
-    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return false
+    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return nil
     case .failure(let errno):
       throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
     }
@@ -122,21 +144,25 @@ public enum CacheDirectoryTag {
     var status = stat()
     guard case .success = valueOrErrno({ system_fstat(file, &status) }),
       status.st_mode & S_IFMT == S_IFREG
-    else { return false }
-    var head = [UInt8](repeating: 0, count: signature.count)
+    else { return nil }
+    // One byte more than skipbackup writes tells a longer file from ours.
+    var head = [UInt8](repeating: 0, count: contents.count + 1)
     var filled = 0
-    while filled < head.count {
+    reading: while filled < head.count {
       let count = head.withUnsafeMutableBytes { buffer in
         valueOrErrno { system_read(file, buffer.baseAddress! + filled, buffer.count - filled) }
       }
       switch count {
-      case .success(0): return false
+      case .success(0): break reading
       case .success(let count): filled += count
       case .failure(let errno):
         throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
       }
     }
-    return head == signature
+    guard filled >= signature.count, head[..<signature.count].elementsEqual(signature) else {
+      return nil
+    }
+    return head[..<filled].elementsEqual(contents) ? .skipbackup : .another
   }
 
   private static func writeAll(

@@ -60,7 +60,8 @@ struct DuCommand: ParsableCommand {
 
   @Argument(
     help: ArgumentHelp(
-      "The directories to count (default: the current directory).", valueName: "ROOT"))
+      "The directories to count (default: the current directory).", valueName: "ROOT"),
+    completion: .directory)
   var roots: [String] = []
 
   func validate() throws {
