@@ -15,9 +15,13 @@ struct Frame {
   let depth: Int
   /// What the entries of this directory see as their marked ancestor.
   let markedAncestorLength: Int?
-  /// The directory's own read buffer, while it holds unread records.
+  /// The directory's own read buffer, while it holds unread records (with
+  /// `wholeListings`, until the directory is closed).
   var buffer: UnsafeMutableRawPointer?
+  var bufferSize = 0
   var records = DirentRecords()
+  /// With `wholeListings`: whether the whole listing has been read.
+  var isListed = false
 
   /// The next record already read, if any.
   @inline(__always)
@@ -40,7 +44,7 @@ struct FrameStack: ~Copyable {
   private var frames: UnsafeMutablePointer<Frame>
   private var capacity = 16
   private var count = 0
-  private var spareBuffers: [UnsafeMutableRawPointer] = []
+  private var spareBuffers: [(buffer: UnsafeMutableRawPointer, size: Int)] = []
 
   /// 32 KiB a read, as ../shared/bench/xscan.c reads: a directory of a few
   /// hundred entries in one `getdents64` (and one more that says the end).
@@ -57,7 +61,7 @@ struct FrameStack: ~Copyable {
     }
     frames.deinitialize(count: count)
     frames.deallocate()
-    for buffer in spareBuffers { buffer.deallocate() }
+    for spare in spareBuffers { spare.buffer.deallocate() }
   }
 
   /// The deepest open directory, or `nil` when the walk is done.
@@ -87,7 +91,16 @@ struct FrameStack: ~Copyable {
     count -= 1
     let frame = (frames + count).move()
     _ = system_close(frame.descriptor)
-    if let buffer = frame.buffer { spareBuffers.append(buffer) }
+    if let buffer = frame.buffer { spareBuffers.append((buffer, frame.bufferSize)) }
+  }
+
+  /// A buffer from the free list, or a new one of `bufferSize` bytes.
+  private mutating func takeBuffer(for frame: UnsafeMutablePointer<Frame>) {
+    guard frame.pointee.buffer == nil else { return }
+    let spare = spareBuffers.popLast()
+    frame.pointee.buffer =
+      spare?.buffer ?? .allocate(byteCount: Self.bufferSize, alignment: 8)
+    frame.pointee.bufferSize = spare?.size ?? Self.bufferSize
   }
 
   /// Reads the next records of `frame` into its buffer: `true` when there
@@ -96,18 +109,56 @@ struct FrameStack: ~Copyable {
   ///
   /// The corresponding C function is `getdents64(2)`.
   mutating func read(into frame: UnsafeMutablePointer<Frame>) -> Result<Bool, Errno> {
-    let buffer =
-      frame.pointee.buffer ?? spareBuffers.popLast()
-      ?? .allocate(byteCount: Self.bufferSize, alignment: 8)
-    let result = valueOrErrno { system_getdents64(frame.pointee.descriptor, buffer, Self.bufferSize) }
+    takeBuffer(for: frame)
+    let buffer = frame.pointee.buffer!
+    let result = valueOrErrno {
+      system_getdents64(frame.pointee.descriptor, buffer, frame.pointee.bufferSize)
+    }
     if case .success(let length) = result, length > 0 {
-      frame.pointee.buffer = buffer
       frame.pointee.records = DirentRecords(offset: 0, end: length)
       return .success(true)
     }
+    spareBuffers.append((buffer, frame.pointee.bufferSize))
     frame.pointee.buffer = nil
-    spareBuffers.append(buffer)
     return result.map { _ in false }
+  }
+
+  /// Reads every record of `frame` into its buffer, grown as needed; the
+  /// buffer stays the frame's until it is closed, so the listing is valid
+  /// while its entries are visited.
+  ///
+  /// The corresponding C function is `getdents64(2)`.
+  mutating func readWhole(
+    into frame: UnsafeMutablePointer<Frame>
+  ) -> Result<DirectoryListing, Errno> {
+    takeBuffer(for: frame)
+    var count = 0
+    while true {
+      // Room for at least one record of the longest name.
+      if frame.pointee.bufferSize - count < 512 {
+        let size = frame.pointee.bufferSize * 2
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        grown.copyMemory(from: frame.pointee.buffer!, byteCount: count)
+        frame.pointee.buffer!.deallocate()
+        frame.pointee.buffer = grown
+        frame.pointee.bufferSize = size
+      }
+      let buffer = frame.pointee.buffer!
+      let result = valueOrErrno {
+        system_getdents64(
+          frame.pointee.descriptor, buffer + count, frame.pointee.bufferSize - count)
+      }
+      switch result {
+      case .success(0):
+        frame.pointee.records = DirentRecords(offset: 0, end: count)
+        return .success(
+          DirectoryListing(records: UnsafeRawBufferPointer(start: buffer, count: count)))
+      case .success(let length):
+        count += length
+      case .failure(let errno):
+        return .failure(errno)
+      }
+    }
   }
 }
 

@@ -62,6 +62,16 @@ package protocol TreeVisitor: AnyObject {
   /// Hears of a directory that could not be opened or read, or an entry
   /// whose type could not be looked up; the walk goes on with the others.
   func walkFailed(_ error: SkipBackupError)
+  /// With ``TreeWalkOptions/wholeListings``: sees a directory's whole
+  /// listing, its path and its entries' depth, before its entries are
+  /// visited (on this visitor's thread).
+  func enterDirectory(_ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int)
+}
+
+extension TreeVisitor {
+  package func enterDirectory(
+    _ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int
+  ) {}
 }
 
 /// How a walk treats its root and mount points.
@@ -72,10 +82,19 @@ package struct TreeWalkOptions: Sendable {
   /// Follow the root when it is a symbolic link. Nothing below the root is
   /// ever followed.
   package var followRootSymbolicLink = false
+  /// Read each directory's records whole before visiting any of its
+  /// entries, and hand the listing to ``TreeVisitor/enterDirectory(_:path:depth:)``:
+  /// what `sweep` needs to look sentinels up among an entry's siblings
+  /// without a call per entry. The frame's buffer then grows to hold the
+  /// whole listing.
+  package var wholeListings = false
 
-  package init(oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false) {
+  package init(
+    oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false, wholeListings: Bool = false
+  ) {
     self.oneFileSystem = oneFileSystem
     self.followRootSymbolicLink = followRootSymbolicLink
+    self.wholeListings = wholeListings
   }
 }
 
@@ -123,6 +142,38 @@ package func walkTree(
   guard let sharing else { return walker.counts }
   while let task = sharing.take() { walker.walk(task) }
   return sharing.finish(adding: walker.counts)
+}
+
+/// Walks the tree at `root` on the calling thread, as
+/// ``walkTree(root:options:visitors:parallelAfter:)`` does with one visitor
+/// made of `visit` and `failure`.
+package func walkTree(
+  root: FilePath, options: TreeWalkOptions = TreeWalkOptions(),
+  visit: (borrowing TreeEntry) -> TreeVisit, failure: (SkipBackupError) -> Void
+) -> TreeWalkCounts {
+  withoutActuallyEscaping(visit) { visit in
+    withoutActuallyEscaping(failure) { failure in
+      walkTree(
+        root: root, options: options, visitors: [ClosureVisitor(visit: visit, failure: failure)])
+    }
+  }
+}
+
+/// A visitor made of two closures, for a walk on one thread.
+private final class ClosureVisitor: TreeVisitor {
+  let visitClosure: (borrowing TreeEntry) -> TreeVisit
+  let failure: (SkipBackupError) -> Void
+
+  init(
+    visit: @escaping (borrowing TreeEntry) -> TreeVisit,
+    failure: @escaping (SkipBackupError) -> Void
+  ) {
+    self.visitClosure = visit
+    self.failure = failure
+  }
+
+  func visit(_ entry: borrowing TreeEntry) -> TreeVisit { visitClosure(entry) }
+  func walkFailed(_ error: SkipBackupError) { failure(error) }
 }
 
 /// Looks at the root, shows it to `visitor` and, when the visitor wants its
@@ -221,6 +272,7 @@ struct TreeWalker: ~Copyable {
   /// The next record of the deepest open directory, or `nil` at its end.
   mutating func nextRecord(_ frame: UnsafeMutablePointer<Frame>) -> DirectoryEntry? {
     if let record = frame.pointee.nextBufferedRecord() { return record }
+    if options.wholeListings { return readWholeListing(frame) }
     switch frames.read(into: frame) {
     case .success(true):
       return frame.pointee.nextBufferedRecord()
@@ -228,6 +280,25 @@ struct TreeWalker: ~Copyable {
       return nil
     case .failure(let errno):
       path.truncate(to: frame.pointee.pathLength)
+      visitor.walkFailed(SkipBackupError(.getdents64, errno, path: path.filePath))
+      return nil
+    }
+  }
+
+  /// With `wholeListings`: reads all of the directory's records, shows the
+  /// listing to the visitor, and returns the first; on a failure, reports it
+  /// and visits none of the entries (a part of a listing would hide a
+  /// sentinel).
+  mutating func readWholeListing(_ frame: UnsafeMutablePointer<Frame>) -> DirectoryEntry? {
+    guard !frame.pointee.isListed else { return nil }
+    frame.pointee.isListed = true
+    let result = frames.readWhole(into: frame)
+    path.truncate(to: frame.pointee.pathLength)
+    switch result {
+    case .success(let listing):
+      visitor.enterDirectory(listing, path: path.bytes, depth: frame.pointee.depth)
+      return frame.pointee.nextBufferedRecord()
+    case .failure(let errno):
       visitor.walkFailed(SkipBackupError(.getdents64, errno, path: path.filePath))
       return nil
     }
