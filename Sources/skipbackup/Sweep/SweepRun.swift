@@ -300,7 +300,9 @@ final class SweepVisitor: TreeVisitor {
 
   /// Takes a sweep's marks off `entry` and then its record, and says why;
   /// returns whether that worked.
-  private func takeBack(_ entry: borrowing TreeEntry, _ record: SweepProvenance, because reason: String)
+  private func takeBack(
+    _ entry: borrowing TreeEntry, _ record: SweepProvenance, because reason: String
+  )
     -> Bool
   {
     if !run.dryRun {
