@@ -43,7 +43,7 @@ do throws(SkipBackupError) {
       of: AttributeName(arguments[3]))
     print("ok", value.map(hex) ?? "nil")
   case "mark":
-    try BackupExcludeItemAttribute().mark(FileItem(path: path))
+    try Mechanism.resource.mark(FileItem(path: path))
     print("ok")
   case "qa1719":
     print(addSkipBackupAttributeToItem(atPath: arguments[2]) ? "ok" : "false")

@@ -44,7 +44,7 @@ import TestSupport
       let item = FileItem(path: FilePath(file))
       try MockingDriver.withMocking { driver throws in
         driver.force(.interrupted, on: .getxattr, times: 2)
-        #expect(try MobileBackupAttribute().isMarked(item))
+        #expect(try Mechanism.legacy.isMarked(item))
         #expect(driver.calls[.getxattr] == 3)
       }
     }
@@ -56,7 +56,7 @@ import TestSupport
       let failure = MockingDriver.withMocking { driver in
         driver.force(.ioError, on: .setxattr)
         return Result { () throws(SkipBackupError) in
-          try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(file)))
+          try Mechanism.resource.mark(FileItem(path: FilePath(file)))
         }
       }
       guard case .failure(let error) = failure else {

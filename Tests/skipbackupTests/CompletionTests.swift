@@ -105,6 +105,34 @@ extension CLITests {
           ])
     }
 
+    /// Every command's paths complete, a command added later too: each
+    /// positional argument and each option whose value is a PATH, ROOT, FILE
+    /// or DIR names a completion (`.file()`, `.directory`), and each `-m` the
+    /// mechanism names.
+    @Test func everyPathAndMechanismOfEveryCommandHasACompleter() throws {
+      let result = skipbackup("--experimental-dump-help")
+      let object = try JSONSerialization.jsonObject(with: Data(result.standardOutput))
+      let root = try #require((object as? [String: Any])?["command"] as? [String: Any])
+      for command in root["subcommands"] as? [[String: Any]] ?? [] {
+        let name = command["commandName"] as? String ?? ""
+        guard name != "help" else { continue }
+        for argument in command["arguments"] as? [[String: Any]] ?? [] {
+          let value = argument["valueName"] as? String ?? ""
+          let kind = argument["completionKind"] as? [String: Any]
+          if argument["kind"] as? String == "positional"
+            || ["PATH", "ROOT", "FILE", "DIR"].contains(value)
+          {
+            #expect(
+              kind?["file"] != nil || kind?["directory"] != nil,
+              "skipbackup \(name) \(value): no file or directory completion")
+          }
+          if value == "M" {
+            #expect(kind?["custom"] != nil, "skipbackup \(name) -m: no mechanism completion")
+          }
+        }
+      }
+    }
+
     /// zsh's script names a completer for every path and mechanism: `_files`
     /// (`-/` for directories only) and the tool's custom completion for -m.
     @Test func zshCompletesPathsAndMechanisms() throws {

@@ -7,18 +7,14 @@ import SystemPackage
   import Musl
 #endif
 
-/// The nodump inode flag, `FS_NODUMP_FL`, which `chattr +d` sets. Short name
-/// `nodump`.
+/// The nodump inode flag, `FS_NODUMP_FL`, which `chattr +d` sets:
+/// ``Mechanism/nodump``.
 ///
 /// borg `--exclude-nodump`, bsdtar `--nodump` and dump honour it. It is read
 /// with `statx(2)` without opening the item; setting it needs the item's
 /// owner or root, as `chattr` does.
-public struct NodumpFlag: BackupExclusionMechanism {
-  public init() {}
-
-  public var name: String { "nodump" }
-
-  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+public enum NodumpFlag {
+  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     var buffer = statx()
     let result = item.withAtArguments { directory, path, flags in
       valueOrErrno { system_statx(directory, path, flags, 0, &buffer) }
@@ -39,13 +35,11 @@ public struct NodumpFlag: BackupExclusionMechanism {
     }
   }
 
-  @discardableResult
-  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try update(item) { $0 | FS_NODUMP_FL }
   }
 
-  @discardableResult
-  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     do {
       return try update(item) { $0 & ~FS_NODUMP_FL }
     } catch  where Self.keepsNoFlags(error) && error.call == .getInodeFlags {
@@ -66,7 +60,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
   ///
   /// As chattr does, refuses an item that is neither a regular file nor a
   /// directory before opening it: opening a device can act on the device.
-  private func update(
+  private static func update(
     _ item: FileItem, _ change: (CInt) -> CInt
   ) throws(SkipBackupError) -> Bool {
     let type = FileType(rawValue: try item.status().st_mode & S_IFMT)
@@ -86,7 +80,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
     }
   }
 
-  private func withFlags<R>(
+  private static func withFlags<R>(
     of item: FileItem, _ body: (CInt) -> R
   ) throws(SkipBackupError) -> R {
     try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
@@ -100,9 +94,4 @@ public struct NodumpFlag: BackupExclusionMechanism {
       .get(.getInodeFlags, item)
     return flags
   }
-}
-
-extension BackupExclusionMechanism where Self == NodumpFlag {
-  /// The nodump inode flag (`chattr +d`).
-  public static var nodump: NodumpFlag { NodumpFlag() }
 }

@@ -39,13 +39,18 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case symbolicLinkNotFollowed
     /// A `CACHEDIR.TAG` that is not a cache directory tag: never overwritten.
     case foreignCacheDirectoryTag
+    /// A valid `CACHEDIR.TAG` that another tool wrote (its contents differ
+    /// from skipbackup's): clear leaves it to that tool.
+    case cacheDirectoryTagOfAnotherTool
     /// An item that is not a directory cannot carry a `CACHEDIR.TAG`.
     case cacheDirectoryTagNeedsDirectory
     /// Only regular files and directories carry inode flags; others are
     /// not even opened (opening a device can act on it).
     case inodeFlagsNeedFileOrDirectory
-    /// A URL that names no file.
-    case notAFileURL
+    /// A URL that names no file; `url` is the URL as given
+    /// (`https://example.com/x`), which a `FilePath` would change (`//`
+    /// becomes `/`), so the message shows it instead of the path.
+    case notAFileURL(url: String)
     /// A path with no last component (`/`), which no saved file can replace.
     case namesNoFile
   }
@@ -116,6 +121,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "Linux keeps no user extended attributes on symbolic links"
     case .foreignCacheDirectoryTag:
       return "a CACHEDIR.TAG is there that is not a cache directory tag; it is left as it is"
+    case .cacheDirectoryTagOfAnotherTool:
+      return "left in place: this cache directory tag was not written by skipbackup (its "
+        + "contents differ), so another tool such as cargo keeps a cache here and expects it; "
+        + "the directory stays excluded until you remove the tag yourself"
     case .cacheDirectoryTagNeedsDirectory:
       return "only a directory can carry a CACHEDIR.TAG"
     case .inodeFlagsNeedFileOrDirectory:
@@ -190,6 +199,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// ran, is `PATH: reason`.
   public var description: String {
     switch cause {
+    case .refused(.notAFileURL(let url)):
+      return "\(url): \(reason)"
     case .refused:
       return "\(path.escapedDescription): \(reason)"
     case .failed(let call, let errno):

@@ -60,7 +60,8 @@ struct DuCommand: ParsableCommand {
 
   @Argument(
     help: ArgumentHelp(
-      "The directories to count (default: the current directory).", valueName: "ROOT"))
+      "The directories to count (default: the current directory).", valueName: "ROOT"),
+    completion: .directory)
   var roots: [String] = []
 
   func validate() throws {
@@ -123,6 +124,6 @@ struct DuCommand: ParsableCommand {
   ) throws(SkipBackupError) -> RootExclusion? {
     guard let above = try mechanisms.markedAncestor(of: root) else { return nil }
     let item = FileItem(path: above, followSymbolicLinks: false)
-    return RootExclusion(bits: try mechanisms.markBits(on: item), rule: sweepRule(of: item))
+    return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
   }
 }

@@ -43,7 +43,7 @@ struct ExplainCommand: ParsableCommand {
       valueName: "text|json"))
   var format: StatusCommand.Format = .text
 
-  @Argument(help: ArgumentHelp("The items to explain.", valueName: "PATH"))
+  @Argument(help: ArgumentHelp("The items to explain.", valueName: "PATH"), completion: .file())
   var paths: [String]
 
   func run() throws {

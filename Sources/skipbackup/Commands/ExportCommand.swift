@@ -120,10 +120,10 @@ struct ExportCommand: ParsableCommand {
           rootLength = entry.pathBytes.count
           return .descend
         }
-        guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: file) else {
+        guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: file) else {
           return .skipChildren
         }
-        guard bits != 0 else { return .descend }
+        guard !marks.isEmpty else { return .descend }
         var relative = entry.pathBytes[rootLength...]
         if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
         switch syntax.rule(root: walkRoot, relative: Array(relative)) {

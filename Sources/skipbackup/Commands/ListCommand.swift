@@ -105,10 +105,10 @@ private final class ListVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: output) else {
+    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: output) else {
       return .skipChildren
     }
-    let excluded = bits != 0
+    let excluded = !marks.isEmpty
     if excluded == wantsExcluded {
       output.write(entry.pathBytes)
       output.write(terminator)

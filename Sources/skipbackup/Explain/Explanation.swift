@@ -31,7 +31,7 @@ struct Explanation {
     // A symbolic link or special file keeps no user attributes on Linux.
     marks =
       type == .regular || type == .directory
-      ? try Self.mechanisms.marks(on: fileItem) : Self.mechanisms.members(in: 0)
+      ? try Self.mechanisms.marks(on: fileItem) : []
     var above: [Set<String>] = []
     var nearest: ([UInt8], MechanismSet)?
     if var directory = try physicalParent(of: path, followSymbolicLinks: followSymbolicLinks) {

@@ -78,7 +78,7 @@ struct DiskUsage {
 /// What is known of the ROOT before the walk: whether a marked directory
 /// above it excludes it as a whole, by which marks and which rule.
 struct RootExclusion {
-  var bits: UInt64
+  var bits: MechanismSet
   var rule: String?
 }
 

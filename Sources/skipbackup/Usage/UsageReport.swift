@@ -94,14 +94,14 @@ struct UsageReport {
 
   private func writeCounts(_ included: UsageCounts, _ excluded: UsageCounts) {
     let rows = [("included", included), ("excluded", excluded)]
-    let files = rows.map { Progress.grouped($0.1.files) }
-    let directories = rows.map { Progress.grouped($0.1.directories) }
+    let files = rows.map { counted($0.1.files, "file", "files") }
+    let directories = rows.map { counted($0.1.directories, "directory", "directories") }
     let sizes = rows.map { humanSize($0.1.bytes) }
     let widths = [files, directories, sizes].map { $0.map(\.count).max()! }
     for (index, row) in rows.enumerated() {
       output.write(
         "  \(row.0)  " + pad(sizes[index], widths[2]) + "  " + pad(files[index], widths[0])
-          + " files  " + pad(directories[index], widths[1]) + " directories\n")
+          + "  " + pad(directories[index], widths[1]) + "\n")
     }
   }
 
@@ -115,6 +115,10 @@ struct UsageReport {
       output.write(sized.path)
       output.write("\n")
     }
+  }
+
+  private func counted(_ count: Int, _ one: String, _ many: String) -> String {
+    Progress.grouped(count) + " " + (count == 1 ? one : many)
   }
 
   private func pad(_ text: String, _ width: Int) -> String {

@@ -21,7 +21,7 @@ import SystemPackage
 /// across threads at the end by path; the others go straight into the top
 /// lists, so memory stays flat.
 final class UsageVisitor: TreeVisitor {
-  private let mechanisms: MechanismSet
+  let mechanisms: MechanismSet
   private let apparentSize: Bool
   private let links: SharedLinks
   private let diagnostics: Diagnostics
@@ -65,7 +65,7 @@ final class UsageVisitor: TreeVisitor {
     /// Some of its bytes may be on another thread.
     var split = false
     var sawEntry = false
-    var bits: UInt64 = 0
+    var bits: MechanismSet = []
     var rule: String?
   }
 
@@ -76,7 +76,7 @@ final class UsageVisitor: TreeVisitor {
     /// The thread that visited the directory itself contributed: its own
     /// bytes are counted, and for an excluded one its marks are known.
     var owned: Bool
-    var bits: UInt64
+    var bits: MechanismSet
     var rule: String?
 
     mutating func merge(_ other: Partial) {
@@ -144,17 +144,17 @@ final class UsageVisitor: TreeVisitor {
     if entry.depth > 0 { placeInChain(entry) }
 
     // Excluded: below a topmost excluded directory, or marked itself.
-    var bits: UInt64 = 0
+    var bits: MechanismSet = []
     var rule: String?
     let inherited = entry.markedAncestorLength != nil
     if entry.depth == 0, let rootExclusion {
       bits = rootExclusion.bits
       rule = rootExclusion.rule
     } else if !inherited {
-      bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: output) ?? 0
-      if bits != 0 { rule = sweepRule(of: entry.item) }
+      bits = entry.marks(mechanisms, reportingTo: diagnostics, after: output) ?? []
+      if !bits.isEmpty { rule = sweepRule(of: entry.item) }
     }
-    let isExcluded = inherited || bits != 0
+    let isExcluded = inherited || !bits.isEmpty
 
     if counts {
       if isExcluded {
@@ -168,7 +168,7 @@ final class UsageVisitor: TreeVisitor {
 
     let descends = isDirectory && entry.type == .directory
     if descends {
-      let kind: Kind = bits != 0 ? .excludedTop : (inherited ? .excludedInner : .included)
+      let kind: Kind = !bits.isEmpty ? .excludedTop : (inherited ? .excludedInner : .included)
       chainPath.removeAll(keepingCapacity: true)
       chainPath.append(contentsOf: entry.pathBytes)
       frames.append(
@@ -177,9 +177,9 @@ final class UsageVisitor: TreeVisitor {
           bits: bits, rule: rule))
       // Below a topmost excluded directory nothing else is read: a nested
       // mark keeps the topmost one as the entries' marked ancestor.
-      return bits != 0 ? .descendMarked : .descend
+      return !bits.isEmpty ? .descendMarked : .descend
     }
-    if bits != 0 {
+    if !bits.isEmpty {
       // A marked file: complete here.
       record(excludedTop: entry.pathBytes, bytes: size, bits: bits, rule: rule)
     } else if !frames.isEmpty {
@@ -286,20 +286,20 @@ final class UsageVisitor: TreeVisitor {
       let partial = Partial(
         kind: frame.kind, bytes: frame.bytes, owned: frame.owned, bits: frame.bits,
         rule: frame.rule)
-      partials[Array(path), default: Partial(kind: frame.kind, bytes: 0, owned: false, bits: 0)]
+      partials[Array(path), default: Partial(kind: frame.kind, bytes: 0, owned: false, bits: [])]
         .merge(partial)
     }
   }
 
   private func record(
-    excludedTop path: some Collection<UInt8>, bytes: Int64, bits: UInt64, rule: String?
+    excludedTop path: some Collection<UInt8>, bytes: Int64, bits: MechanismSet, rule: String?
   ) {
     addToMechanisms(bytes: bytes, bits: bits, rule: rule)
     if topExcluded.admits(bytes) { topExcluded.offer(SizedPath(path: Array(path), bytes: bytes)) }
   }
 
-  private func addToMechanisms(bytes: Int64, bits: UInt64, rule: String?) {
-    for index in byMechanism.indices where bits & (1 << index) != 0 {
+  private func addToMechanisms(bytes: Int64, bits: MechanismSet, rule: String?) {
+    for (index, mechanism) in mechanisms.members.enumerated() where bits.includes(mechanism) {
       byMechanism[index] += bytes
     }
     if let rule { byRule[rule, default: 0] += bytes }
@@ -327,10 +327,12 @@ extension DiskUsage {
         }
       }
     }
+    let members = visitors.first?.mechanisms.members ?? []
     for (path, var partial) in partials {
       switch partial.kind {
       case .excludedTop:
-        for index in byMechanism.indices where partial.bits & (1 << index) != 0 {
+        for (index, mechanism) in members.enumerated()
+        where partial.bits.includes(mechanism) {
           byMechanism[index] += partial.bytes
         }
         if let rule = partial.rule { byRule[rule, default: 0] += partial.bytes }
