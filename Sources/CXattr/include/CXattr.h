@@ -13,8 +13,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-// libattr (Debian libattr1-dev): attr_copy_fd and attr_copy_file copy every
-// extended attribute of one file to another, honouring /etc/xattr.conf.
+// libattr (Debian libattr1-dev): attr_copy_action reads /etc/xattr.conf, which
+// says which extended attributes a copy passes over.
 #include <attr/libattr.h>
 
 // The flags of the *xattrat calls, for Swift, which cannot see the macros.

@@ -36,6 +36,13 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case inodeFlagsNeedFileOrDirectory
     /// A URL that names no file.
     case notAFileURL
+    /// A save or copy that would lose an attribute of the old file (or the
+    /// source), because it cannot be read, or not written on the new file.
+    case attributeNotKept(reading: Bool)
+    /// A copy from, or a save over, anything but a regular file.
+    case notARegularFile
+    /// A save through a symbolic link that leads nowhere.
+    case danglingSymbolicLink
   }
 
   internal init(
@@ -88,6 +95,17 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         return "only regular files and directories carry the nodump flag (chattr +d)\(what)"
       case .notAFileURL:
         return "not a file URL: only files and directories carry backup marks"
+      case .attributeNotKept(let reading):
+        let why = errno.description.lowercasedFirst
+        let what = attribute.map { "the attribute \($0)" } ?? "an attribute"
+        return "\(what) cannot be \(reading ? "read" : "set on the new file") (\(why)), "
+          + "and the new file would lose it; nothing was replaced"
+      case .notARegularFile:
+        let what = fileType.map { ", and this is \(Self.article($0))" } ?? ""
+        return "only a regular file can be copied or saved over\(what)"
+      case .danglingSymbolicLink:
+        return "a symbolic link to nothing: a save writes through a link only to a file that "
+          + "exists, and never turns the link into a file"
       }
     }
     let writes = call.contains("set") || call.contains("remove")
@@ -252,6 +270,25 @@ extension SkipBackupError {
   /// The refusal of a URL that is not a file URL; `url` is its text.
   package init(notAFileURL url: String) {
     self.init(errno: .invalidArgument, call: "URL", path: FilePath(url), refusal: .notAFileURL)
+  }
+
+  /// The refusal of a copy from, or a save over, what is not a regular file.
+  package init(notARegularFileAt path: FilePath, type: FileType, call: String) {
+    self.init(
+      errno: .invalidArgument, call: call, path: path, fileType: type, refusal: .notARegularFile)
+  }
+
+  /// The refusal of a save through the dangling symbolic link at `path`.
+  package init(danglingSymbolicLinkAt path: FilePath) {
+    self.init(
+      errno: .noSuchFileOrDirectory, call: "realpath", path: path, fileType: .symbolicLink,
+      refusal: .danglingSymbolicLink)
+  }
+
+  /// The refusal of a save or copy that would lose the attribute `error` is about.
+  package init(attributeNotKept error: SkipBackupError, reading: Bool) {
+    self = error
+    refusal = .attributeNotKept(reading: reading)
   }
 
   /// The refusal of a user attribute on the symbolic link at `path`, found

@@ -186,6 +186,10 @@ internal func system_linkat(
   linkat(olddirfd, oldpath, newdirfd, newpath, flags)
 }
 
+internal func system_flock(_ fd: CInt, _ operation: CInt) -> CInt {
+  flock(fd, operation)
+}
+
 internal func system_unlinkat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt
 ) -> CInt {
@@ -210,11 +214,10 @@ internal func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> 
 
 // MARK: - libattr
 
-internal func system_attr_copy_fd(
-  _ sourcePath: UnsafePointer<CChar>, _ sourceFD: CInt,
-  _ destinationPath: UnsafePointer<CChar>, _ destinationFD: CInt
-) -> CInt {
-  attr_copy_fd(sourcePath, sourceFD, destinationPath, destinationFD, nil, nil)
+/// What /etc/xattr.conf says of the attribute `name`: `ATTR_ACTION_SKIP`,
+/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one.
+internal func system_attr_copy_action(_ name: UnsafePointer<CChar>) -> CInt {
+  attr_copy_action(name, nil)
 }
 
 // MARK: - Process
