@@ -1,6 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// Debug builds (and so the tests) can force an errno on any system call
+// (Sources/SkipBackupCore/System/Mocking.swift); release builds cannot, and
+// pay nothing for it.
+let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))]
+
 let package = Package(
   name: "skipbackup",
   products: [
@@ -30,7 +35,8 @@ let package = Package(
       dependencies: [
         "CXattr",
         .product(name: "SystemPackage", package: "swift-system"),
-      ]
+      ],
+      swiftSettings: mocking
     ),
     // The library people import: the core plus Apple's API on URL and FilePath.
     .target(
@@ -58,7 +64,8 @@ let package = Package(
     ),
     .testTarget(
       name: "SkipBackupTests",
-      dependencies: ["SkipBackup", "TestSupport"]
+      dependencies: ["SkipBackup", "TestSupport"],
+      swiftSettings: mocking
     ),
     .testTarget(
       name: "skipbackupTests",

@@ -242,7 +242,7 @@ def report(data_dir, doc):
     if library:
         lib = {name: statistics.median(values) for name, values in library.items()}
         for api, label in (("isExcludedFromBackup", "`FilePath.isExcludedFromBackup`"),
-                           ("resource isMarked", "`BackupExcludeItemAttribute().isMarked`")):
+                           ("resource isMarked", "`Mechanism.resource.isMarked`")):
             for state in ("marked", "unmarked"):
                 t, r = lib[f"{api} ({state})"], lib[f"raw getxattr ({state})"]
                 ratio = t / r

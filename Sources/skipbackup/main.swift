@@ -1,4 +1,5 @@
 import ArgumentParser
+import SkipBackupCore
 
 #if canImport(Glibc)
   import Glibc
@@ -19,8 +20,8 @@ do {
 } catch {
   // check's contract is 2 for any error, a usage error too.
   if arguments.first == "check", SkipBackupCommand.exitCode(for: error) == .validationFailure {
-    let message = SkipBackupCommand.fullMessage(for: error) + "\n"
-    _ = message.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    _ = OutputDescriptor.writeAll(
+      SkipBackupCommand.fullMessage(for: error) + "\n", to: STDERR_FILENO)
     exit(2)
   }
   SkipBackupCommand.exit(withError: error)

@@ -45,7 +45,7 @@ do throws(SkipBackupError) {
       of: AttributeName(arguments[3]))
     print("ok", value.map(hex) ?? "nil")
   case "mark":
-    try BackupExcludeItemAttribute().mark(FileItem(path: path))
+    try Mechanism.resource.mark(FileItem(path: path))
     print("ok")
   case "save":
     // SIZE bytes, each the low byte of SIZE: a torn file shows as a wrong length or byte.
@@ -62,6 +62,6 @@ do throws(SkipBackupError) {
   }
 } catch {
   print(error.description)
-  print("errno \(error.errno.rawValue)")
+  print("errno \(error.errno.map { String($0.rawValue) } ?? "none")")
   exit(1)
 }

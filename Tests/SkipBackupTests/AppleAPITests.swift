@@ -40,7 +40,7 @@ import TestSupport
   }
 
   @Test func setBackupResourceValuesAppliesEveryKey() throws {
-    let url = URL(fileURLWithPath: tree.file("a"))
+    var url = URL(fileURLWithPath: tree.file("a"))
     var values = URLResourceValues()
     values.isExcludedFromBackup = true
     let date = Date(timeIntervalSince1970: 1_000_000_000)
@@ -52,12 +52,49 @@ import TestSupport
     #expect(modified == date)
   }
 
-  @Test func aURLThatIsNoFileIsRefused() throws {
+  /// The read counterpart: the call iOS code makes, one name changed, and
+  /// the value filled in where Foundation on Linux leaves nil.
+  @Test func backupResourceValuesReadsTheMarkBack() throws {
+    var url = URL(fileURLWithPath: tree.file("a"))
+    let unmarked = try url.backupResourceValues(forKeys: [.isExcludedFromBackupKey])
+    #expect(unmarked.isExcludedFromBackup == false)
+    var values = URLResourceValues()
+    values.isExcludedFromBackup = true
+    try url.setBackupResourceValues(values)
+    let marked = try url.backupResourceValues(forKeys: [.isExcludedFromBackupKey, .fileSizeKey])
+    #expect(marked.isExcludedFromBackup == true)
+    #expect(marked.fileSize == 1, "the other keys come from Foundation, as before")
+    // A mark that another tool wrote (iOS 5.0.1's, here by setfattr) reads the same.
+    let legacy = URL(fileURLWithPath: tree.file("b"))
+    setfattr(legacy.path, Names.legacy, hex: "01")
+    #expect(
+      try legacy.backupResourceValues(forKeys: [.isExcludedFromBackupKey]).isExcludedFromBackup
+        == true)
+    // Not asked for, not filled in: the same shape as resourceValues(forKeys:).
+    #expect(try url.backupResourceValues(forKeys: [.fileSizeKey]).isExcludedFromBackup == nil)
+  }
+
+  @Test func aURLThatIsNoFileIsRefusedAndShownAsGiven() throws {
     let url = URL(string: "https://example.com/a")!
     #expect { try url.setExcludedFromBackup(true) } throws: { error in
-      (error as? SkipBackupError)?.description.contains("not a file URL") == true
+      (error as? SkipBackupError)?.description
+        == "https://example.com/a: not a file URL: only files and directories carry backup marks"
     }
     #expect(addSkipBackupAttributeToItem(at: url) == false)
+  }
+
+  /// Ported code shows `error.localizedDescription`: the same message as the
+  /// error's description, not Foundation's "The operation could not be completed".
+  @Test func theLocalizedDescriptionIsTheMessage() throws {
+    let missing = URL(fileURLWithPath: tree.path + "/missing")
+    do {
+      try missing.setExcludedFromBackup(true)
+      Issue.record("no error for a missing file")
+    } catch {
+      #expect((error as Error).localizedDescription == error.description)
+      #expect(
+        error.localizedDescription.hasPrefix(tree.path + "/missing: no such file or directory"))
+    }
   }
 
   @Test func filePathReadsAndWritesTheResourceValue() throws {

@@ -21,12 +21,12 @@ import TestSupport
   @Test func missingPath() throws {
     let path = tree.path + "/nothing here"
     let failure = try #require(
-      error { try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(path))) })
+      error { try Mechanism.resource.mark(FileItem(path: FilePath(path))) })
     #expect(failure.errno == .noSuchFileOrDirectory)
     #expect(failure.isNoSuchFile)
     #expect(failure.description.hasPrefix(path + ": no such file or directory"))
     #expect(failure.attribute == BackupExcludeItemAttribute.attributeName)
-    #expect(failure.call == "setxattr")
+    #expect(failure.call == .setxattr)
   }
 
   @Test func symbolicLink() throws {
@@ -34,10 +34,10 @@ import TestSupport
     let link = tree.path + "/link"
     try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "target")
     let item = FileItem(path: FilePath(link), followSymbolicLinks: false)
-    let failure = try #require(error { try BackupExcludeItemAttribute().mark(item) })
+    let failure = try #require(error { try Mechanism.resource.mark(item) })
     #expect(failure.errno == .notPermitted)
     #expect(failure.isSymbolicLinkRefusal)
-    #expect(failure.call == "lsetxattr")
+    #expect(failure.call == .lsetxattr)
     #expect(
       failure.description.hasPrefix(
         link + ": Linux keeps no user extended attributes on symbolic links"))
@@ -49,7 +49,7 @@ import TestSupport
     let fifo = tree.path + "/fifo"
     #expect(mkfifo(fifo, 0o644) == 0)
     let failure = try #require(
-      error { try MobileBackupAttribute().mark(FileItem(path: FilePath(fifo))) })
+      error { try Mechanism.legacy.mark(FileItem(path: FilePath(fifo))) })
     #expect(failure.errno == .notPermitted)
     #expect(failure.fileType == .fifo)
     #expect(
@@ -62,7 +62,7 @@ import TestSupport
   @Test func filesystemWithoutUserAttributes() throws {
     let path = "/proc/self/comm"
     let failure = try #require(
-      error { try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(path))) })
+      error { try Mechanism.resource.mark(FileItem(path: FilePath(path))) })
     #expect(failure.errno == .notSupported)
     #expect(
       failure.description.hasPrefix(
@@ -110,7 +110,7 @@ import TestSupport
     try #require(run(["chattr", "+i", Argument(file)]).status == 0, "chattr +i needs root")
     defer { _ = run(["chattr", "-i", Argument(file)]) }
     let failure = try #require(
-      error { try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(file))) })
+      error { try Mechanism.resource.mark(FileItem(path: FilePath(file))) })
     #expect(failure.errno == .notPermitted)
     #expect(failure.description.contains("immutable"))
   }

@@ -91,7 +91,7 @@ import TestSupport
         FilePath(platformString: $0.baseAddress!)
       }
     }
-    try BackupExcludeItemAttribute().mark(FileItem(path: filePath))
+    try Mechanism.resource.mark(FileItem(path: filePath))
     #expect(getfattr(path, Names.resource).map(hex) == Names.resourceValueHex)
     #expect(pythonGetxattr(path, Names.resource).map(hex) == Names.resourceValueHex)
     #expect(try MechanismSet.all.isMarked(FileItem(path: filePath)))

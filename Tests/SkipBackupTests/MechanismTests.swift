@@ -10,7 +10,7 @@ import TestSupport
 
   @Test func resourceValueIsTheSixtyOneBytesOfFormatsMD() throws {
     let file = tree.file("a")
-    #expect(try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(file))))
+    #expect(try Mechanism.resource.mark(FileItem(path: FilePath(file))))
     #expect(BackupExcludeItemAttribute.value.count == 61)
     #expect(getfattrHex(file, Names.resource) == "0x" + Names.resourceValueHex)
     #expect(pythonGetxattr(file, Names.resource).map(hex) == Names.resourceValueHex)
@@ -18,14 +18,14 @@ import TestSupport
 
   @Test func legacyMarkIsOneByteOne() throws {
     let file = tree.file("a")
-    try MobileBackupAttribute().mark(FileItem(path: FilePath(file)))
+    try Mechanism.legacy.mark(FileItem(path: FilePath(file)))
     #expect(getfattrHex(file, Names.legacy) == "0x01")
     #expect(pythonGetxattr(file, Names.legacy) == [1])
   }
 
   @Test func xdgMarkIsFalse() throws {
     let file = tree.file("a")
-    try RobotsBackupAttribute().mark(FileItem(path: FilePath(file)))
+    try Mechanism.xdg.mark(FileItem(path: FilePath(file)))
     #expect(getfattr(file, Names.xdg) == Array("false".utf8))
   }
 
@@ -54,9 +54,7 @@ import TestSupport
   @Test func markingAMarkedItemWritesNothing() throws {
     let file = tree.file("a")
     let item = FileItem(path: FilePath(file))
-    for mechanism: any BackupExclusionMechanism in [
-      MobileBackupAttribute(), BackupExcludeItemAttribute(), RobotsBackupAttribute(),
-    ] {
+    for mechanism in [Mechanism.legacy, .resource, .xdg] {
       #expect(try mechanism.mark(item))
       let before = changeTime(file)
       usleep(20_000)
@@ -69,7 +67,7 @@ import TestSupport
     // A Mac, or tmutil, may have written another value: it reads as a mark, so it stays.
     let file = tree.file("a")
     setfattr(file, Names.resource, hex: "00")
-    #expect(try BackupExcludeItemAttribute().mark(FileItem(path: FilePath(file))) == false)
+    #expect(try Mechanism.resource.mark(FileItem(path: FilePath(file))) == false)
     #expect(getfattrHex(file, Names.resource) == "0x00")
   }
 
@@ -77,8 +75,8 @@ import TestSupport
     let file = tree.file("a")
     setfattr(file, Names.legacy, hex: "00")
     setfattr(file, Names.xdg, hex: "74727565")
-    #expect(try MobileBackupAttribute().mark(FileItem(path: FilePath(file))))
-    #expect(try RobotsBackupAttribute().mark(FileItem(path: FilePath(file))))
+    #expect(try Mechanism.legacy.mark(FileItem(path: FilePath(file))))
+    #expect(try Mechanism.xdg.mark(FileItem(path: FilePath(file))))
     #expect(getfattrHex(file, Names.legacy) == "0x01")
     #expect(getfattr(file, Names.xdg) == Array("false".utf8))
   }
@@ -125,38 +123,66 @@ import TestSupport
   @Test func nodumpIsTheFlagChattrSets() throws {
     let file = tree.file("a")
     let item = FileItem(path: FilePath(file))
-    #expect(try NodumpFlag().isMarked(item) == false)
-    #expect(try NodumpFlag().mark(item))
+    #expect(try Mechanism.nodump.isMarked(item) == false)
+    #expect(try Mechanism.nodump.mark(item))
     #expect(run(["lsattr", Argument(file)]).output.prefix(while: { $0 != " " }).contains("d"))
-    #expect(try NodumpFlag().mark(item) == false)
-    #expect(try NodumpFlag().clear(item))
+    #expect(try Mechanism.nodump.mark(item) == false)
+    #expect(try Mechanism.nodump.clear(item))
     #expect(!run(["lsattr", Argument(file)]).output.prefix(while: { $0 != " " }).contains("d"))
     _ = run(["chattr", "+d", Argument(file)])
-    #expect(try NodumpFlag().isMarked(item))
+    #expect(try Mechanism.nodump.isMarked(item))
   }
 
   @Test func cacheDirectoryTagIsWrittenOnlyInDirectoriesAndNeverOverAForeignFile() throws {
     let directory = tree.directory("cache")
     let item = FileItem(path: FilePath(directory))
-    #expect(try CacheDirectoryTag().mark(item))
+    #expect(try Mechanism.cachedir.mark(item))
     let tag = try String(contentsOfFile: directory + "/CACHEDIR.TAG", encoding: .utf8)
     #expect(tag.hasPrefix("Signature: 8a477f597d28d172789f06886806bc55"))
-    #expect(try CacheDirectoryTag().isMarked(item))
-    #expect(try CacheDirectoryTag().mark(item) == false)
-    #expect(try CacheDirectoryTag().clear(item))
+    #expect(try Mechanism.cachedir.isMarked(item))
+    #expect(try Mechanism.cachedir.mark(item) == false)
+    #expect(try Mechanism.cachedir.clear(item))
     #expect(!FileManager.default.fileExists(atPath: directory + "/CACHEDIR.TAG"))
 
     tree.file("cache/CACHEDIR.TAG", "my notes, not a tag")
-    #expect(try CacheDirectoryTag().isMarked(item) == false)
-    #expect(throws: SkipBackupError.self) { try CacheDirectoryTag().mark(item) }
-    #expect(try CacheDirectoryTag().clear(item) == false)
+    #expect(try Mechanism.cachedir.isMarked(item) == false)
+    #expect(throws: SkipBackupError.self) { try Mechanism.cachedir.mark(item) }
+    #expect(try Mechanism.cachedir.clear(item) == false)
     #expect(
       try String(contentsOfFile: directory + "/CACHEDIR.TAG", encoding: .utf8)
         == "my notes, not a tag")
 
     let file = FileItem(path: FilePath(tree.file("plain")))
-    #expect(try CacheDirectoryTag().isMarked(file) == false)
-    #expect(throws: SkipBackupError.self) { try CacheDirectoryTag().mark(file) }
+    #expect(try Mechanism.cachedir.isMarked(file) == false)
+    #expect(throws: SkipBackupError.self) { try Mechanism.cachedir.mark(file) }
+  }
+
+  /// cargo's tag, byte for byte as cargo 1.x writes it in target/: a valid
+  /// tag that clear leaves to cargo, with a refusal, not silently; one byte
+  /// more or less than skipbackup's own tag is someone else's too.
+  @Test func clearRemovesOnlyTheTagSkipbackupWrote() throws {
+    let cargo =
+      "Signature: 8a477f597d28d172789f06886806bc55\n"
+      + "# This file is a cache directory tag created by cargo.\n"
+      + "# For information about cache directory tags see https://bford.info/cachedir/\n"
+    let ours = String(decoding: CacheDirectoryTag.contents, as: UTF8.self)
+    for contents in [cargo, ours + "\n", String(ours.dropLast())] {
+      let directory = tree.directory("target")
+      tree.file("target/CACHEDIR.TAG", contents)
+      let item = FileItem(path: FilePath(directory))
+      #expect(try Mechanism.cachedir.isMarked(item))
+      #expect {
+        try Mechanism.cachedir.clear(item)
+      } throws: { error in
+        (error as? SkipBackupError)?.refusal == .cacheDirectoryTagOfAnotherTool
+          && (error as? SkipBackupError)?.path == FilePath(directory + "/CACHEDIR.TAG")
+      }
+      #expect(try String(contentsOfFile: directory + "/CACHEDIR.TAG", encoding: .utf8) == contents)
+      #expect(try Mechanism.cachedir.isMarked(item))
+    }
+    tree.file("target/CACHEDIR.TAG", ours)
+    #expect(try Mechanism.cachedir.clear(FileItem(path: FilePath(tree.path + "/target"))))
+    #expect(!FileManager.default.fileExists(atPath: tree.path + "/target/CACHEDIR.TAG"))
   }
 }
 

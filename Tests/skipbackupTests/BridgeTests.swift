@@ -136,11 +136,23 @@ let canMount: Bool = {
     let fromRestic = try pathSet(under: Bytes(restore + root))
     #expect(fromRestic == withTags, "restic --exclude-caches: \(difference(fromRestic, withTags))")
 
-    // clear removes the tag it recognises, and leaves the file that is no tag.
-    try check(
-      skipbackup(
-        "clear", "-m", "cachedir", Argument(root + "/dir by peer"), Argument(root + "/kept dir")))
-    #expect(!FileManager.default.fileExists(atPath: root + "/dir by peer/CACHEDIR.TAG"))
+    // clear removes the tag skipbackup wrote and leaves the file that is no
+    // tag; the tag another program wrote stays too, and clear says so and
+    // fails, since that directory is still excluded.
+    let cleared = skipbackup(
+      "clear", "-m", "cachedir", Argument(root + "/dir by tool"), Argument(root + "/dir by peer"),
+      Argument(root + "/kept dir"))
+    #expect(cleared.status == 1)
+    #expect(
+      cleared.errors
+        == "skipbackup: \(root)/dir by peer/CACHEDIR.TAG: left in place: this cache directory tag "
+        + "was not written by skipbackup (its contents differ), so another tool such as cargo keeps "
+        + "a cache here and expects it; the directory stays excluded until you remove the tag "
+        + "yourself\n")
+    #expect(!FileManager.default.fileExists(atPath: root + "/dir by tool/CACHEDIR.TAG"))
+    #expect(
+      try String(contentsOfFile: root + "/dir by peer/CACHEDIR.TAG", encoding: .utf8)
+        == "Signature: 8a477f597d28d172789f06886806bc55")
     #expect(FileManager.default.fileExists(atPath: root + "/kept dir/CACHEDIR.TAG"))
     // mark never writes over it either.
     let refused = skipbackup("mark", "-m", "cachedir", Argument(root + "/kept dir"))

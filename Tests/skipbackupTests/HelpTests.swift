@@ -6,7 +6,23 @@ extension CLITests {
   /// --help, --version, and the completion scripts and man page in docs/,
   /// which must say what the built tool says.
   @Suite struct HelpTests {
-    static let commands = ["mark", "clear", "status", "check", "list"]
+    /// Every subcommand the tool has (help aside), as its parser describes
+    /// them: a new command is held to the same rules without a change here.
+    static let commands: [String] = {
+      let result = skipbackup("--experimental-dump-help")
+      let object = try? JSONSerialization.jsonObject(with: Data(result.standardOutput))
+      let command = (object as? [String: Any])?["command"] as? [String: Any]
+      let names = (command?["subcommands"] as? [[String: Any]] ?? []).compactMap {
+        $0["commandName"] as? String
+      }
+      return names.filter { $0 != "help" }
+    }()
+
+    @Test func theCommandsOfIssue3AreThere() {
+      for command in ["mark", "clear", "status", "check", "list", "export"] {
+        #expect(Self.commands.contains(command), "\(command)")
+      }
+    }
 
     /// The package's root directory, from this file's place in it.
     static let packageRoot = URL(fileURLWithPath: #filePath)
@@ -52,8 +68,11 @@ extension CLITests {
         #expect(text.hasSuffix("."), "\(command): \(text.debugDescription)")
       }
       let discussion = try #require(commandInfo["discussion"] as? String)
-      // Paragraphs, not examples (indented); one may lead into an example with a colon.
+      // Paragraphs, not examples (indented); a line ending with a colon may
+      // lead into an example ("rsync:" and the command lines under it).
       for paragraph in discussion.components(separatedBy: "\n\n") where !paragraph.hasPrefix("  ") {
+        let lines = paragraph.split(separator: "\n")
+        if lines.count > 1, lines[0].hasSuffix(":") { continue }
         #expect(paragraph.first?.isUppercase == true, "\(command): \(paragraph)")
         #expect(paragraph.hasSuffix(".") || paragraph.hasSuffix(":"), "\(command): \(paragraph)")
       }
@@ -141,6 +160,39 @@ extension CLITests {
         }
       }
       #expect(!lines.contains(""), "blank lines are .Pp in the committed page")
+    }
+
+    /// What the parser cannot say: each command's own exit status, the
+    /// header, and the committed supplement (EXAMPLES, SEE ALSO).
+    @Test func manPageHasEachExitStatusAndTheSupplement() throws {
+      let page = try String(
+        contentsOf: Self.packageRoot.appendingPathComponent("docs/skipbackup.1"), encoding: .utf8)
+      let supplement = try String(
+        contentsOf: Self.packageRoot.appendingPathComponent("docs/skipbackup.1.supplement"),
+        encoding: .utf8)
+      let stale = "docs/skipbackup.1 is stale: run scripts/generate-docs and commit"
+      let lines = page.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+      let version = String(skipbackup("--version").output.dropLast())
+      #expect(lines.contains(".Os skipbackup " + version), "\(stale)")
+      #expect(lines.contains(".ds doc-volume General Commands Manual"), "\(stale)")
+      #expect(!page.contains("exits 0 on success"), "the plugin's generic EXIT STATUS: \(stale)")
+      let exitStatus = try #require(lines.firstIndex(of: ".Sh EXIT STATUS"), "\(stale)")
+      let help = try dumpHelp()
+      for command in help["subcommands"] as? [[String: Any]] ?? [] {
+        let name = command["commandName"] as? String ?? ""
+        guard name != "help" else { continue }
+        let discussion = command["discussion"] as? String ?? ""
+        let status = try #require(
+          discussion.components(separatedBy: "\n\n").first { $0.hasPrefix("Exit status: ") },
+          "\(name): its help states no exit status")
+        let item = try #require(
+          lines[exitStatus...].firstIndex(of: ".It Cm \(name)"), "\(name): \(stale)")
+        let expected = String(status.dropFirst("Exit status: ".count))
+          .replacingOccurrences(of: "\n", with: " ")
+        #expect(lines[item + 1] == expected, "\(name): \(stale)")
+      }
+      #expect(page.contains(supplement.trimmingCharacters(in: .newlines)), "\(stale)")
+      #expect(supplement.contains(".Sh EXAMPLES") && supplement.contains(".Sh SEE ALSO"))
     }
 
     /// The tool's own description of its interface, as the man page

@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|export|help)
+    mark|clear|status|check|list|export|du|explain|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list export help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain help' -- "${cur}"))
         ;;
     esac
 }
@@ -194,9 +194,19 @@ _skipbackup_mark() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion mark -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--files-from')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -212,9 +222,19 @@ _skipbackup_clear() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion clear -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--files-from')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -230,13 +250,23 @@ _skipbackup_status() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion status -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '--files-from')
+        __skipbackup_add_completions -f
         return
         ;;
     '--format')
         __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -252,6 +282,15 @@ _skipbackup_check() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion check -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac
@@ -267,6 +306,15 @@ _skipbackup_list() {
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion list -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -d
         return
         ;;
     esac
@@ -286,9 +334,74 @@ _skipbackup_export() {
         return
         ;;
     '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion export -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     '-o'|'--output')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __skipbackup_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_skipbackup_du() {
+    repeating_flags=()
+    non_repeating_flags=(-x --one-file-system --apparent-size -q --quiet --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=(--top --format)
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion du -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    '--top')
+        return
+        ;;
+    '--format')
+        __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_skipbackup_explain() {
+    repeating_flags=()
+    non_repeating_flags=(-L --dereference --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--format)
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--format')
+        __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -f
         return
         ;;
     esac

@@ -56,13 +56,15 @@ _skipbackup() {
             'check:Exit 0 when every PATH is excluded from backups; print nothing.'
             'list:Walk each ROOT and print the excluded items, or the included ones.'
             'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.'
+            'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
+            'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|help)
+        mark|clear|status|check|list|export|du|explain|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -75,16 +77,16 @@ _skipbackup() {
 _skipbackup_mark() {
     local -i ret=1
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion mark -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
         '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
-        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:_files'
         '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
         '(-n --dry-run)'{-n,--dry-run}'[Show what would be marked, and change nothing.]'
         '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -96,16 +98,16 @@ _skipbackup_mark() {
 _skipbackup_clear() {
     local -i ret=1
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion clear -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
         '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
-        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:_files'
         '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
         '(-n --dry-run)'{-n,--dry-run}'[Show what would be cleared, and change nothing.]'
         '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -118,16 +120,16 @@ _skipbackup_status() {
     local -i ret=1
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion status -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
         '(-x --one-file-system)'{-x,--one-file-system}'[With --recursive, stay on each PATH'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
-        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:'
+        '--files-from[Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.]:FILE:_files'
         '(-0 --null)'{-0,--null}'[Paths in the --files-from FILE are separated by NUL bytes, as find -print0 writes them.]'
         '--format[How to print each item\: text, a line as tmutil prints it, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
         '(-v --verbose)'{-v,--verbose}'[Also say which marks each item carries and which directory an inherited exclusion comes from.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -139,9 +141,9 @@ _skipbackup_status() {
 _skipbackup_check() {
     local -i ret=1
     local -ar arg_specs=(
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion check -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and check its target.]'
-        '*:PATH:'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -155,11 +157,11 @@ _skipbackup_list() {
     local -ar arg_specs=(
         '--excluded[Print the topmost excluded items.]'
         '--included[Print every item that no mark excludes.]'
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion list -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are listed but not entered.]'
         '(-0 --null)'{-0,--null}'[End each path with a NUL byte instead of a newline.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        '*:ROOT:'
+        '*:ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -173,11 +175,45 @@ _skipbackup_export() {
     local -ar ___for=('rsync' 'tar' 'restic' 'borg')
     local -ar arg_specs=(
         '--for[The backup tool that reads the file.]:TOOL:{__skipbackup_complete "${___for[@]}"}'
-        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion export -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on ROOT'\''s filesystem\: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too.]'
-        '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:'
+        '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:_files'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        ':ROOT:'
+        ':ROOT:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_du() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion du -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are left out, as du -x leaves them.]'
+        '--apparent-size[Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.]'
+        '--top[How many of the largest excluded items and included directories to name.]:N:'
+        '--format[How to print\: text, for a person, or json, one JSON object a ROOT.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:ROOT:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_explain() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and explain its target.]'
+        '--format[How to print\: text, for a person, or json, one JSON object a PATH.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '*:PATH:_files'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

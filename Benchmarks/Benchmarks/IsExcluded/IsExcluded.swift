@@ -1,7 +1,7 @@
 // The library's one-path query against the raw system call it wraps.
 //
 // `FilePath.isExcludedFromBackup` is `MechanismSet.all.isMarked(FileItem(path:))`:
-// one listxattr(2) and a scan of the names. `BackupExcludeItemAttribute().isMarked`
+// one listxattr(2) and a scan of the names. `Mechanism.resource.isMarked`
 // is one getxattr(2) of the resource-value attribute with no buffer. The floor
 // is that same getxattr(2) called straight through CXattr, the C module the
 // library itself calls. Each runs on a marked file and on an unmarked one (an
@@ -95,7 +95,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("resource isMarked (\(label))") { benchmark in
       let path = FilePath(pick(files!))
-      let resource = BackupExcludeItemAttribute()
+      let resource = Mechanism.resource
       benchmark.startMeasurement()
       for _ in benchmark.scaledIterations {
         blackHole(try! resource.isMarked(FileItem(path: path)))

@@ -15,6 +15,11 @@
 
 // libattr (Debian libattr1-dev): attr_copy_action reads /etc/xattr.conf, which
 // says which extended attributes a copy passes over.
+// Without the package the compiler would only say "'attr/libattr.h' file not
+// found", which names no package: a consumer of SkipBackup meets this first.
+#if defined(__has_include) && !__has_include(<attr/libattr.h>)
+#error "SkipBackup needs libattr's header and library: install the Debian/Ubuntu package libattr1-dev (apt-get install libattr1-dev; Fedora: libattr-devel)"
+#endif
 #include <attr/libattr.h>
 
 // The flags of the *xattrat calls, for Swift, which cannot see the macros.

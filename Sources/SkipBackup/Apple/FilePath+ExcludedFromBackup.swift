@@ -28,7 +28,7 @@ extension FilePath {
   public func setExcludedFromBackup(_ excluded: Bool) throws(SkipBackupError) {
     let item = FileItem(path: self)
     if excluded {
-      try BackupExcludeItemAttribute().mark(item)
+      try MechanismSet.resource.mark(item)
     } else {
       try MechanismSet.all.clear(item)
     }

@@ -11,21 +11,21 @@ import SystemPackage
 /// (QA1719, listings 1 and 2); returns whether it worked.
 @discardableResult
 public func addSkipBackupAttributeToItem(atPath path: String) -> Bool {
-  addSkipBackupAttributeToItem(path: FilePath(path), mechanism: BackupExcludeItemAttribute())
+  addSkipBackupAttributeToItem(path: FilePath(path), mechanism: .resource)
 }
 
 /// Marks the file or directory at `url` with the `isExcludedFromBackup`
 /// resource value (QA1719, listings 1 and 2); returns whether it worked.
 @discardableResult
 public func addSkipBackupAttributeToItem(at url: URL) -> Bool {
-  addSkipBackupAttributeToItem(at: url, mechanism: BackupExcludeItemAttribute())
+  addSkipBackupAttributeToItem(at: url, mechanism: .resource)
 }
 
 /// Marks the item at `path` with `mechanism`: `.legacy` is QA1719's listing 3
 /// (the `com.apple.MobileBackup` attribute of iOS 5.0.1).
 @discardableResult
 public func addSkipBackupAttributeToItem(
-  atPath path: String, mechanism: some BackupExclusionMechanism
+  atPath path: String, mechanism: MechanismSet
 ) -> Bool {
   addSkipBackupAttributeToItem(path: FilePath(path), mechanism: mechanism)
 }
@@ -33,7 +33,7 @@ public func addSkipBackupAttributeToItem(
 /// Marks the file or directory at `url` with `mechanism`.
 @discardableResult
 public func addSkipBackupAttributeToItem(
-  at url: URL, mechanism: some BackupExclusionMechanism
+  at url: URL, mechanism: MechanismSet
 ) -> Bool {
   do {
     return addSkipBackupAttributeToItem(path: try url.filePath, mechanism: mechanism)
@@ -44,7 +44,7 @@ public func addSkipBackupAttributeToItem(
 }
 
 private func addSkipBackupAttributeToItem(
-  path: FilePath, mechanism: some BackupExclusionMechanism
+  path: FilePath, mechanism: MechanismSet
 ) -> Bool {
   do {
     try mechanism.mark(FileItem(path: path))
@@ -66,18 +66,18 @@ public enum SkipBackupSupport: Hashable, Sendable {
   /// iOS 5.0 and earlier: nothing marks an item; keep the data in
   /// `Library/Caches`, which is not backed up (and may be purged).
   case cachesDirectoryOnly
-  /// iOS 5.0.1: the `com.apple.MobileBackup` attribute (`MobileBackupAttribute`).
+  /// iOS 5.0.1: the `com.apple.MobileBackup` attribute (`Mechanism.legacy`).
   case mobileBackupAttribute
   /// iOS 5.1 and later: the `isExcludedFromBackup` resource value
-  /// (`BackupExcludeItemAttribute`).
+  /// (`Mechanism.resource`).
   case excludedFromBackupResourceValue
 
   /// The mechanism to mark with, or `nil` for iOS 5.0 and earlier.
-  public var mechanism: (any BackupExclusionMechanism)? {
+  public var mechanism: Mechanism? {
     switch self {
     case .cachesDirectoryOnly: nil
-    case .mobileBackupAttribute: MobileBackupAttribute()
-    case .excludedFromBackupResourceValue: BackupExcludeItemAttribute()
+    case .mobileBackupAttribute: .legacy
+    case .excludedFromBackupResourceValue: .resource
     }
   }
 

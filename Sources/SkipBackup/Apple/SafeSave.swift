@@ -18,7 +18,7 @@ extension FilePath {
   ///     try FilePath("cache/thumbnails.db").writeExcludedFromBackup(bytes)
   public func writeExcludedFromBackup(
     _ contents: some Sequence<UInt8>,
-    mechanism: some BackupExclusionMechanism = BackupExcludeItemAttribute()
+    mechanism: MechanismSet = .resource
   ) throws(SkipBackupError) {
     let replacement = try ReplacementFile(replacing: self)
     let bytes = Array(contents)
@@ -47,7 +47,7 @@ extension Data {
   ///
   ///     try data.writeExcludedFromBackup(to: url)
   public func writeExcludedFromBackup(
-    to url: URL, mechanism: some BackupExclusionMechanism = BackupExcludeItemAttribute()
+    to url: URL, mechanism: MechanismSet = .resource
   ) throws(SkipBackupError) {
     try url.filePath.writeExcludedFromBackup(self, mechanism: mechanism)
   }

@@ -35,20 +35,45 @@ extension URL {
   ///     var values = URLResourceValues()
   ///     values.isExcludedFromBackup = true
   ///     try url.setBackupResourceValues(values)  // was: try url.setResourceValues(values)
-  public func setBackupResourceValues(_ values: URLResourceValues) throws {
-    var url = self
-    try url.setResourceValues(values)
+  ///
+  /// `mutating`, as `setResourceValues(_:)` is (it updates the URL's cached
+  /// values): ported code already holds the URL in a `var`, and keeps it
+  /// there without a "never mutated" warning.
+  public mutating func setBackupResourceValues(_ values: URLResourceValues) throws {
+    try setResourceValues(values)
     if let excluded = values.isExcludedFromBackup {
       try setExcludedFromBackup(excluded)
     }
   }
 
+  /// The resource values for `keys`, as `resourceValues(forKeys:)` returns
+  /// them, with `isExcludedFromBackup` filled in when `keys` holds
+  /// `.isExcludedFromBackupKey`: Foundation on Linux leaves it `nil`.
+  ///
+  ///     let values = try url.backupResourceValues(forKeys: [.isExcludedFromBackupKey])
+  ///     values.isExcludedFromBackup  // true or false, never nil
+  ///     // was: try url.resourceValues(forKeys: [.isExcludedFromBackupKey])
+  ///
+  /// As on Apple's platforms, the value is the item's own mark: an item in
+  /// an excluded directory reads `false` (`MechanismSet.status(of:)`
+  /// tells about the directories above).
+  public func backupResourceValues(forKeys keys: Set<URLResourceKey>) throws -> URLResourceValues {
+    var values = try resourceValues(forKeys: keys.subtracting([.isExcludedFromBackupKey]))
+    if keys.contains(.isExcludedFromBackupKey) {
+      values.isExcludedFromBackup = try isExcludedFromBackup
+    }
+    return values
+  }
+
   /// The URL's path, byte for byte, as the file system sees it.
   internal var filePath: FilePath {
     get throws(SkipBackupError) {
-      guard isFileURL else { throw SkipBackupError(notAFileURL: absoluteString) }
-      let path = withUnsafeFileSystemRepresentation { $0.map { FilePath(platformString: $0) } }
-      guard let path else { throw SkipBackupError(notAFileURL: absoluteString) }
+      guard isFileURL,
+        let path = withUnsafeFileSystemRepresentation({ $0.map { FilePath(platformString: $0) } })
+      else {
+        throw SkipBackupError(
+          refusing: .notAFileURL(url: absoluteString), path: FilePath(absoluteString))
+      }
       return path
     }
   }

@@ -63,7 +63,7 @@ public struct ExtendedAttributes: Sendable {
     case .success: return true
     case .failure(.noData): return false
     case .failure(let errno):
-      throw SkipBackupError(errno: errno, call: result.call, item: item, attribute: name)
+      throw SkipBackupError(result.call, errno, path: item.displayPath, attribute: name)
     }
   }
 
@@ -77,7 +77,7 @@ public struct ExtendedAttributes: Sendable {
     let result = name.withCString { name in
       bytes.withUnsafeBytes { bytes in
         call(
-          path: "setxattr", link: "lsetxattr", descriptor: "fsetxattr", at: "setxattrat",
+          path: .setxattr, link: .lsetxattr, descriptor: .fsetxattr, at: .setxattrat,
           byPath: { path, follow in
             follow
               ? system_setxattr(path, name, bytes.baseAddress, bytes.count, mode.flags)
@@ -90,7 +90,9 @@ public struct ExtendedAttributes: Sendable {
           })
       }
     }
-    _ = try result.value.get(result.call, item, name)
+    if case .failure(let errno) = result.value {
+      throw failure(result.call, errno, changing: name)
+    }
   }
 
   /// Removes the attribute `name`; returns whether there was one.
@@ -100,8 +102,7 @@ public struct ExtendedAttributes: Sendable {
   public func removeValue(of name: AttributeName) throws(SkipBackupError) -> Bool {
     let result = name.withCString { name in
       call(
-        path: "removexattr", link: "lremovexattr", descriptor: "fremovexattr",
-        at: "removexattrat",
+        path: .removexattr, link: .lremovexattr, descriptor: .fremovexattr, at: .removexattrat,
         byPath: { path, follow in
           follow ? system_removexattr(path, name) : system_lremovexattr(path, name)
         },
@@ -112,8 +113,20 @@ public struct ExtendedAttributes: Sendable {
     case .success: return true
     case .failure(.noData): return false
     case .failure(let errno):
-      throw SkipBackupError(errno: errno, call: result.call, item: item, attribute: name)
+      throw failure(result.call, errno, changing: name)
     }
+  }
+
+  /// The error of a call that changes the attribute `name`. Linux answers
+  /// `EPERM` for a symbolic link, a device, a FIFO or a socket, and then the
+  /// item's type is the whole explanation, so it is looked up here, the one
+  /// place that reports it.
+  private func failure(
+    _ call: SystemCall, _ errno: Errno, changing name: AttributeName
+  ) -> SkipBackupError {
+    var error = SkipBackupError(call, errno, path: item.displayPath, attribute: name)
+    if errno == .notPermitted { error.fileType = item.typeIfKnown() }
+    return error
   }
 
   /// The names of all the item's attributes that this process may see.
@@ -133,6 +146,7 @@ public struct ExtendedAttributes: Sendable {
     of name: AttributeName, _ body: (UnsafeRawBufferPointer?) -> R
   ) throws(SkipBackupError) -> R {
     var capacity = 256
+    var lastCall = SystemCall.getxattr
     for _ in 0..<Self.attempts {
       let read = name.withCString { name in
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
@@ -148,17 +162,18 @@ public struct ExtendedAttributes: Sendable {
       case .failure(.outOfRange):
         // Larger than the buffer, or grown since its size was asked: ask again.
         let sized = name.withCString { get($0, into: nil, size: 0) }
+        lastCall = sized.call
         switch sized.value {
         case .success(let size): capacity = Self.nextCapacity(after: capacity, needed: size)
         case .failure(.noData): return body(nil)
         case .failure(let errno):
-          throw SkipBackupError(errno: errno, call: sized.call, item: item, attribute: name)
+          throw SkipBackupError(sized.call, errno, path: item.displayPath, attribute: name)
         }
       case .failure(let errno):
-        throw SkipBackupError(errno: errno, call: read.1, item: item, attribute: name)
+        throw SkipBackupError(read.1, errno, path: item.displayPath, attribute: name)
       }
     }
-    throw SkipBackupError(errno: .outOfRange, call: "getxattr", item: item, attribute: name)
+    throw SkipBackupError(lastCall, .outOfRange, path: item.displayPath, attribute: name)
   }
 
   /// Calls `body` with the NUL-separated list of the item's attribute names.
@@ -167,6 +182,7 @@ public struct ExtendedAttributes: Sendable {
     _ body: (UnsafeRawBufferPointer) -> R
   ) throws(SkipBackupError) -> R {
     var capacity = 1024
+    var lastCall = SystemCall.listxattr
     for _ in 0..<Self.attempts {
       let listed = withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
         let result = list(into: buffer.baseAddress, size: buffer.count)
@@ -178,12 +194,13 @@ public struct ExtendedAttributes: Sendable {
       case .success(let value): return value
       case .failure(.outOfRange):
         let sized = list(into: nil, size: 0)
+        lastCall = sized.call
         capacity = Self.nextCapacity(after: capacity, needed: try sized.value.get(sized.call, item))
       case .failure(let errno):
-        throw SkipBackupError(errno: errno, call: listed.1, item: item)
+        throw SkipBackupError(listed.1, errno, path: item.displayPath)
       }
     }
-    throw SkipBackupError(errno: .outOfRange, call: "listxattr", item: item)
+    throw SkipBackupError(lastCall, .outOfRange, path: item.displayPath)
   }
 
   /// Linux keeps values and lists of names to 64 KiB (`XATTR_SIZE_MAX`,
@@ -204,9 +221,9 @@ public struct ExtendedAttributes: Sendable {
 
   private func get(
     _ name: UnsafePointer<CChar>, into value: UnsafeMutableRawPointer?, size: Int
-  ) -> (value: Result<Int, Errno>, call: String) {
+  ) -> (value: Result<Int, Errno>, call: SystemCall) {
     call(
-      path: "getxattr", link: "lgetxattr", descriptor: "fgetxattr", at: "getxattrat",
+      path: .getxattr, link: .lgetxattr, descriptor: .fgetxattr, at: .getxattrat,
       byPath: { path, follow in
         follow
           ? system_getxattr(path, name, value, size) : system_lgetxattr(path, name, value, size)
@@ -219,10 +236,10 @@ public struct ExtendedAttributes: Sendable {
 
   private func list(
     into list: UnsafeMutableRawPointer?, size: Int
-  ) -> (value: Result<Int, Errno>, call: String) {
+  ) -> (value: Result<Int, Errno>, call: SystemCall) {
     let list = list?.assumingMemoryBound(to: CChar.self)
     return call(
-      path: "listxattr", link: "llistxattr", descriptor: "flistxattr", at: "listxattrat",
+      path: .listxattr, link: .llistxattr, descriptor: .flistxattr, at: .listxattrat,
       byPath: { path, follow in
         follow ? system_listxattr(path, list, size) : system_llistxattr(path, list, size)
       },
@@ -236,12 +253,12 @@ public struct ExtendedAttributes: Sendable {
   /// to a directory with the `*at` calls of Linux 6.13. Where the kernel lacks
   /// those (`ENOSYS`), a relative item is reached through `/proc/self/fd`.
   private func call<I: FixedWidthInteger>(
-    path pathCall: String, link linkCall: String, descriptor descriptorCall: String,
-    at atCall: String,
+    path pathCall: SystemCall, link linkCall: SystemCall, descriptor descriptorCall: SystemCall,
+    at atCall: SystemCall,
     byPath: (UnsafePointer<CChar>, _ follow: Bool) -> I,
     byDescriptor: (CInt) -> I,
     relative: (CInt, UnsafePointer<CChar>, CUnsignedInt) -> I
-  ) -> (value: Result<I, Errno>, call: String) {
+  ) -> (value: Result<I, Errno>, call: SystemCall) {
     let follow = item.followsSymbolicLinks
     let byPathCall = follow ? pathCall : linkCall
     switch item.base {
@@ -252,13 +269,13 @@ public struct ExtendedAttributes: Sendable {
     case .descriptor(let descriptor):
       return (valueOrErrno { byDescriptor(descriptor) }, descriptorCall)
     case .directory(let directory):
-      if !xattrAtIsMissing.load(ordering: .relaxed) {
+      if !xattrAtIsMissing {
         let flags = CUnsignedInt(follow ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW)
         let result = item.withPathPointer { path in
           valueOrErrno { relative(directory, path, flags) }
         }
         guard case .failure(.noFunction) = result else { return (result, atCall) }
-        xattrAtIsMissing.store(true, ordering: .relaxed)
+        xattrAtIsMissing = true
       }
       return (withProcPath(directory) { path in valueOrErrno { byPath(path, follow) } }, byPathCall)
     }
@@ -276,4 +293,25 @@ public struct ExtendedAttributes: Sendable {
 }
 
 /// Set once a kernel answers `ENOSYS` to the `*xattrat` calls (before Linux 6.13).
-private let xattrAtIsMissing = Atomic<Bool>(false)
+private let xattrAtIsMissingInProcess = Atomic<Bool>(false)
+
+/// Whether the `*xattrat` calls are known to be missing. Under a mocking
+/// driver the answer is the driver's, so that a forced `ENOSYS` stays in
+/// its test.
+private var xattrAtIsMissing: Bool {
+  get {
+    #if ENABLE_MOCKING
+      if let driver = MockingDriver.current { return driver.xattrAtIsMissing }
+    #endif
+    return xattrAtIsMissingInProcess.load(ordering: .relaxed)
+  }
+  set {
+    #if ENABLE_MOCKING
+      if let driver = MockingDriver.current {
+        driver.xattrAtIsMissing = newValue
+        return
+      }
+    #endif
+    xattrAtIsMissingInProcess.store(newValue, ordering: .relaxed)
+  }
+}

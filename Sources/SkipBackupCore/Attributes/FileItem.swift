@@ -123,7 +123,7 @@ public struct FileItem: @unchecked Sendable {
     let result = withAtArguments { directory, path, flags in
       valueOrErrno { system_fstatat(directory, path, &buffer, flags) }
     }
-    _ = try result.get("fstatat", self)
+    _ = try result.get(.fstatat, self)
     return buffer
   }
 
@@ -146,8 +146,22 @@ extension FileItem {
     let opened = withAtArguments { directory, path, _ in
       valueOrErrno { system_openat(directory, path, flags | noFollow | O_CLOEXEC, 0) }
     }
-    let descriptor = try opened.get("openat", self)
+    let descriptor = try opened.get(.openat, self)
     defer { _ = system_close(descriptor) }
     return try body(descriptor)
+  }
+}
+
+extension Result where Failure == Errno {
+  /// The value, or the errno as a ``SkipBackupError`` about `item`.
+  @inline(__always)
+  package func get(
+    _ call: SystemCall, _ item: FileItem, _ attribute: AttributeName? = nil
+  ) throws(SkipBackupError) -> Success {
+    switch self {
+    case .success(let value): return value
+    case .failure(let errno):
+      throw SkipBackupError(call, errno, path: item.displayPath, attribute: attribute)
+    }
   }
 }

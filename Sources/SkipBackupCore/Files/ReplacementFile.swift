@@ -48,12 +48,12 @@ package final class ReplacementFile {
     let target = try saveTarget(path)
     let parent = target.removingLastComponent().isEmpty ? "." : target.removingLastComponent()
     guard let last = target.lastComponent else {
-      throw SkipBackupError(errno: .isDirectory, call: "open", path: path)
+      throw SkipBackupError(refusing: .namesNoFile, path: path)
     }
     let name = FilePath(root: nil, [last])
     let directory = try parent.withCString { parent in
       valueOrErrno { system_openat(CXATTR_AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
-    }.get("openat", FileItem(path: parent))
+    }.get(.openat, FileItem(path: parent))
     var closesDirectory = true
     defer { if closesDirectory { _ = system_close(directory) } }
 
@@ -65,10 +65,9 @@ package final class ReplacementFile {
     switch oldExists {
     case .success where old.st_mode & S_IFMT != S_IFREG:
       throw SkipBackupError(
-        notARegularFileAt: path, type: FileType(rawValue: old.st_mode & S_IFMT),
-        call: "fstatat")
+        refusing: .notARegularFile, path: path, fileType: FileType(rawValue: old.st_mode & S_IFMT))
     case .success, .failure(.noSuchFileOrDirectory): break
-    case .failure(let errno): throw SkipBackupError(errno: errno, call: "fstatat", path: path)
+    case .failure(let errno): throw SkipBackupError(.fstatat, errno, path: path)
     }
     let keepsOld = oldExists.isSuccess && keepingOldMetadata
     let mode = keepsOld ? old.st_mode & 0o7777 : permissions
@@ -113,21 +112,21 @@ package final class ReplacementFile {
     let sourceItem = FileItem(path: source)
     let type = FileType(rawValue: try sourceItem.status().st_mode & S_IFMT)
     guard type == .regular else {
-      throw SkipBackupError(notARegularFileAt: source, type: type, call: "stat")
+      throw SkipBackupError(refusing: .notARegularFile, path: source, fileType: type)
     }
     // O_NONBLOCK: should a FIFO be swapped in after the check, opening it does not wait.
     let input = try source.withCString { source in
       valueOrErrno {
         system_openat(CXATTR_AT_FDCWD, source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
       }
-    }.get("openat", sourceItem)
+    }.get(.openat, sourceItem)
     defer { _ = system_close(input) }
     var status = stat()
-    _ = try valueOrErrno { system_fstat(input, &status) }.get("fstat", sourceItem)
+    _ = try valueOrErrno { system_fstat(input, &status) }.get(.fstat, sourceItem)
     guard status.st_mode & S_IFMT == S_IFREG else {
       throw SkipBackupError(
-        notARegularFileAt: source, type: FileType(rawValue: status.st_mode & S_IFMT),
-        call: "fstat")
+        refusing: .notARegularFile, path: source,
+        fileType: FileType(rawValue: status.st_mode & S_IFMT))
     }
     _ = system_fchmod(descriptor, status.st_mode & 0o7777)
     try copyAttributes(
@@ -136,7 +135,7 @@ package final class ReplacementFile {
     defer { buffer.deallocate() }
     while true {
       let count = try valueOrErrno { system_read(input, buffer.baseAddress, buffer.count) }
-        .get("read", sourceItem)
+        .get(.read, sourceItem)
       if count == 0 { return }
       try write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
@@ -159,33 +158,35 @@ package final class ReplacementFile {
       do {
         value = try from.value(of: attribute)
       } catch {
-        throw SkipBackupError(attributeNotKept: error, reading: true)
+        throw Self.notKept(error)
       }
       // Gone since the list was read: nothing to keep.
       guard let value else { continue }
       do {
         try to.setValue(value, of: attribute)
       } catch {
-        throw SkipBackupError(attributeNotKept: error, reading: false)
+        throw Self.notKept(error)
       }
     }
   }
 
+  /// The refusal that names the attribute a failed read or write would lose.
+  private static func notKept(_ error: SkipBackupError) -> SkipBackupError {
+    guard case .failed(let call, let errno) = error.cause else { return error }
+    var refusal = SkipBackupError(refusing: .attributeNotKept(call, errno), path: error.path)
+    refusal.attribute = error.attribute
+    return refusal
+  }
+
   /// Appends `bytes` to the new file.
   package func write(_ bytes: UnsafeRawBufferPointer) throws(SkipBackupError) {
-    var offset = 0
-    while offset < bytes.count {
-      let written = valueOrErrno {
-        system_write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-      }
-      offset += try written.get("write", item)
-    }
+    _ = try OutputDescriptor.writeAll(bytes, to: descriptor).get(.write, item)
   }
 
   /// Syncs the new file and renames it over the old one; then syncs the
   /// directory, so that the rename survives a crash.
   package func commit() throws(SkipBackupError) {
-    _ = try valueOrErrno { system_fsync(descriptor) }.get("fsync", item)
+    _ = try valueOrErrno { system_fsync(descriptor) }.get(.fsync, item)
     // A dead save's leftover is reaped by name only while it is unlocked, so
     // the name is ours; should a racing reaper still have taken it, link again.
     for _ in 0..<3 {
@@ -206,10 +207,10 @@ package final class ReplacementFile {
       case .failure(.noSuchFileOrDirectory) where stagedName != nil:
         stagedName = nil
       case .failure(let errno):
-        throw SkipBackupError(errno: errno, call: "renameat", item: item)
+        throw SkipBackupError(.renameat, errno, path: item.displayPath)
       }
     }
-    throw SkipBackupError(errno: .noSuchFileOrDirectory, call: "renameat", item: item)
+    throw SkipBackupError(.renameat, .noSuchFileOrDirectory, path: item.displayPath)
   }
 
   deinit {
@@ -258,10 +259,10 @@ package final class ReplacementFile {
       case .failure(.fileExists):
         if !reap(candidate, in: directory) { slot += 1 }
       case .failure(let errno):
-        throw SkipBackupError(errno: errno, call: "openat", path: path)
+        throw SkipBackupError(.openat, errno, path: path)
       }
     }
-    throw SkipBackupError(errno: .fileExists, call: "openat", path: path)
+    throw SkipBackupError(.openat, .fileExists, path: path)
   }
 
   /// Gives the unnamed file `descriptor` the first free hidden name in `directory`.
@@ -286,10 +287,10 @@ package final class ReplacementFile {
       case .failure(.fileExists):
         if !reap(candidate, in: directory) { slot += 1 }
       case .failure(let errno):
-        throw SkipBackupError(errno: errno, call: "linkat", path: path)
+        throw SkipBackupError(.linkat, errno, path: path)
       }
     }
-    throw SkipBackupError(errno: .fileExists, call: "linkat", path: path)
+    throw SkipBackupError(.linkat, .fileExists, path: path)
   }
 
   /// How many saves may run in one directory at once.
@@ -378,9 +379,9 @@ private func saveTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
   switch resolved {
   case .success(let target): return target
   case .failure(.noSuchFileOrDirectory):
-    throw SkipBackupError(danglingSymbolicLinkAt: path)
+    throw SkipBackupError(refusing: .danglingSymbolicLink, path: path, fileType: .symbolicLink)
   case .failure(let errno):
-    throw SkipBackupError(errno: errno, call: "realpath", path: path)
+    throw SkipBackupError(.realpath, errno, path: path)
   }
 }
 

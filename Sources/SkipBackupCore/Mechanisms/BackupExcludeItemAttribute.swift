@@ -1,24 +1,16 @@
 /// The `isExcludedFromBackup` resource value of iOS 5.1 and later and macOS,
-/// as it is kept on disk: the attribute
-/// `com.apple.metadata:com_apple_backup_excludeItem`. Short name `resource`.
+/// ``Mechanism/resource``, as it is kept on disk: the attribute
+/// `com.apple.metadata:com_apple_backup_excludeItem`.
 ///
 /// On Linux the attribute is `user.com.apple.metadata:com_apple_backup_excludeItem`.
 /// Its value is the 61-byte binary property list of the string
 /// `com.apple.backupd`, as a Mac writes it (and `tmutil addexclusion` for a
 /// sticky exclusion). It reads as a mark whenever it is present, as borg does.
-public struct BackupExcludeItemAttribute: ExtendedAttributeMechanism {
-  public init() {}
-
-  public var name: String { "resource" }
-  public var attributeName: AttributeName { Self.attributeName }
-  public var markValue: [UInt8] { Self.value }
-  public var presenceIsMark: Bool { true }
-
-  public func isMark(_ value: UnsafeRawBufferPointer) -> Bool { true }
-
+public enum BackupExcludeItemAttribute {
   /// `user.com.apple.metadata:com_apple_backup_excludeItem`.
-  public static let attributeName: AttributeName =
-    "user.com.apple.metadata:com_apple_backup_excludeItem"
+  public static let attributeName = AttributeName(nameBytes)
+
+  static let nameBytes: StaticString = "user.com.apple.metadata:com_apple_backup_excludeItem"
 
   /// `bplist00`, the string `com.apple.backupd`, and the trailer: 61 bytes.
   public static let value: [UInt8] = [
@@ -33,9 +25,4 @@ public struct BackupExcludeItemAttribute: ExtendedAttributeMechanism {
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // the top object is object 0
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1c,  // the offset table is at byte 28
   ]
-}
-
-extension BackupExclusionMechanism where Self == BackupExcludeItemAttribute {
-  /// The `isExcludedFromBackup` resource value of iOS 5.1 and later.
-  public static var resource: BackupExcludeItemAttribute { BackupExcludeItemAttribute() }
 }

@@ -7,7 +7,7 @@ import SystemPackage
 #endif
 
 /// A `CACHEDIR.TAG` file in a directory, as the Cache Directory Tagging
-/// Specification defines it. Short name `cachedir`.
+/// Specification defines it: ``Mechanism/cachedir``.
 ///
 /// GNU tar `--exclude-caches`, borg `--exclude-caches`, restic
 /// `--exclude-caches` and kopia honour it. A tag is a regular file whose
@@ -15,18 +15,13 @@ import SystemPackage
 ///
 /// This mechanism writes a file, so it acts only on directories and only when
 /// asked for by name. It never writes over a `CACHEDIR.TAG` that is not a
-/// valid tag, and ``clear(_:)`` removes only tags it recognises.
-public struct CacheDirectoryTag: BackupExclusionMechanism {
-  public init() {}
-
-  public var name: String { "cachedir" }
-  public var marksDirectoriesOnly: Bool { true }
-
+/// valid tag, and clearing removes only the tags it wrote itself.
+public enum CacheDirectoryTag {
   /// `CACHEDIR.TAG`.
   public static let fileName = "CACHEDIR.TAG"
   /// The 43 bytes a tag starts with.
   public static let signature = Array("Signature: 8a477f597d28d172789f06886806bc55".utf8)
-  /// What ``mark(_:)`` writes: the signature and the comment the
+  /// What a mark writes: the signature and the comment the
   /// specification suggests.
   public static let contents = Array(
     """
@@ -37,16 +32,15 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
 
     """.utf8)
 
-  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) in
-      try Self.hasTag(in: directory, item)
+      try hasTag(in: directory, item)
     } ?? false
   }
 
-  @discardableResult
-  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
     let written = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      let created = Self.fileName.withCString { name in
+      let created = fileName.withCString { name in
         valueOrErrno {
           system_openat(
             directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
@@ -56,51 +50,57 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
       case .success(let file):
         defer { _ = system_close(file) }
         do throws(SkipBackupError) {
-          try Self.writeAll(Self.contents, to: file, item)
+          try writeAll(contents, to: file, item)
         } catch {
           // The file is ours (O_EXCL). Left short, it would read as someone
           // else's CACHEDIR.TAG, which mark and clear never touch again.
-          _ = Self.fileName.withCString { name in system_unlinkat(directory, name, 0) }
+          _ = fileName.withCString { name in system_unlinkat(directory, name, 0) }
           throw error
         }
         return true
       case .failure(.fileExists):
-        if try Self.hasTag(in: directory, item) { return false }
+        if try hasTag(in: directory, item) { return false }
         throw SkipBackupError(
-          errno: .fileExists, call: "openat", path: item.displayPath.appending(Self.fileName),
-          refusal: .foreignCacheDirectoryTag)
+          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
       case .failure(let errno):
-        throw SkipBackupError(
-          errno: errno, call: "openat", path: item.displayPath.appending(Self.fileName))
+        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
       }
     }
     guard let written else {
-      throw SkipBackupError(
-        errno: .notDirectory, call: "openat", path: item.displayPath,
-        refusal: .cacheDirectoryTagNeedsDirectory)
+      throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
     }
     return written
   }
 
-  @discardableResult
-  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  /// Removes the tag skipbackup wrote: a file that holds exactly
+  /// ``contents``. A valid tag that another tool wrote (cargo tags its
+  /// `target/` directories, restic and borg their caches) is not removed,
+  /// because that tool expects it there: clearing it is refused with an
+  /// error (`SkipBackupError.Refusal.cacheDirectoryTagOfAnotherTool`), so it
+  /// never happens silently and the item is reported still excluded.
+  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      guard try Self.hasTag(in: directory, item) else { return false }
-      let removed = Self.fileName.withCString { name in
+      switch try tag(in: directory, item) {
+      case nil: return false
+      case .another?:
+        throw SkipBackupError(
+          refusing: .cacheDirectoryTagOfAnotherTool, path: item.displayPath.appending(fileName))
+      case .skipbackup?: break
+      }
+      let removed = fileName.withCString { name in
         valueOrErrno { system_unlinkat(directory, name, 0) }
       }
       switch removed {
       case .success, .failure(.noSuchFileOrDirectory): return true
       case .failure(let errno):
-        throw SkipBackupError(
-          errno: errno, call: "unlinkat", path: item.displayPath.appending(Self.fileName))
+        throw SkipBackupError(.unlinkat, errno, path: item.displayPath.appending(fileName))
       }
     } ?? false
   }
 
   /// Calls `body` with the item opened as a directory, or returns `nil` when
   /// the item is not a directory.
-  private func withDirectory<R>(
+  private static func withDirectory<R>(
     _ item: FileItem, _ body: (CInt) throws(SkipBackupError) -> R
   ) throws(SkipBackupError) -> R? {
     do {
@@ -108,7 +108,7 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
         directory throws(SkipBackupError) in
         try body(directory)
       }
-    } catch  where error.errno == .notDirectory && error.call == "openat" && error.refusal == nil {
+    } catch  where error.cause == .failed(.openat, .notDirectory) {
       return nil
     } catch  where error.errno == .tooManySymbolicLinkLevels && !item.followsSymbolicLinks {
       return nil  // a symbolic link, not followed: no directory, no tag
@@ -118,6 +118,16 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
   /// Whether `directory` holds a regular file `CACHEDIR.TAG` that starts with
   /// the signature.
   private static func hasTag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Bool {
+    try tag(in: directory, item) != nil
+  }
+
+  /// Who wrote a tag: skipbackup (the file holds exactly ``contents``) or
+  /// another tool (cargo, restic, borg, a person: any other valid tag).
+  private enum Writer { case skipbackup, another }
+
+  /// The tag in `directory`, or `nil` when there is none: no regular file
+  /// `CACHEDIR.TAG` that starts with the signature.
+  private static func tag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Writer? {
     let opened = fileName.withCString { name in
       valueOrErrno {
         system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
@@ -126,47 +136,40 @@ public struct CacheDirectoryTag: BackupExclusionMechanism {
     let file: CInt
     switch opened {
     case .success(let descriptor): file = descriptor
-    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return false
+    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return nil
     case .failure(let errno):
-      throw SkipBackupError(
-        errno: errno, call: "openat", path: item.displayPath.appending(fileName))
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
     }
     defer { _ = system_close(file) }
     var status = stat()
     guard case .success = valueOrErrno({ system_fstat(file, &status) }),
       status.st_mode & S_IFMT == S_IFREG
-    else { return false }
-    var head = [UInt8](repeating: 0, count: signature.count)
+    else { return nil }
+    // One byte more than skipbackup writes tells a longer file from ours.
+    var head = [UInt8](repeating: 0, count: contents.count + 1)
     var filled = 0
-    while filled < head.count {
+    reading: while filled < head.count {
       let count = head.withUnsafeMutableBytes { buffer in
         valueOrErrno { system_read(file, buffer.baseAddress! + filled, buffer.count - filled) }
       }
       switch count {
-      case .success(0): return false
+      case .success(0): break reading
       case .success(let count): filled += count
       case .failure(let errno):
-        throw SkipBackupError(
-          errno: errno, call: "read", path: item.displayPath.appending(fileName))
+        throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
       }
     }
-    return head == signature
+    guard filled >= signature.count, head[..<signature.count].elementsEqual(signature) else {
+      return nil
+    }
+    return head[..<filled].elementsEqual(contents) ? .skipbackup : .another
   }
 
   private static func writeAll(
     _ bytes: [UInt8], to file: CInt, _ item: FileItem
   ) throws(SkipBackupError) {
-    var written = 0
-    while written < bytes.count {
-      let count = bytes.withUnsafeBytes { buffer in
-        valueOrErrno { system_write(file, buffer.baseAddress! + written, buffer.count - written) }
-      }
-      written += try count.get("write", item.withDisplayPath(item.displayPath.appending(fileName)))
+    if case .failure(let errno) = OutputDescriptor.writeAll(bytes, to: file) {
+      throw SkipBackupError(.write, errno, path: item.displayPath.appending(fileName))
     }
   }
-}
-
-extension BackupExclusionMechanism where Self == CacheDirectoryTag {
-  /// A `CACHEDIR.TAG` in a directory.
-  public static var cachedir: CacheDirectoryTag { CacheDirectoryTag() }
 }

@@ -7,23 +7,19 @@ import SystemPackage
   import Musl
 #endif
 
-/// The nodump inode flag, `FS_NODUMP_FL`, which `chattr +d` sets. Short name
-/// `nodump`.
+/// The nodump inode flag, `FS_NODUMP_FL`, which `chattr +d` sets:
+/// ``Mechanism/nodump``.
 ///
 /// borg `--exclude-nodump`, bsdtar `--nodump` and dump honour it. It is read
 /// with `statx(2)` without opening the item; setting it needs the item's
 /// owner or root, as `chattr` does.
-public struct NodumpFlag: BackupExclusionMechanism {
-  public init() {}
-
-  public var name: String { "nodump" }
-
-  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+public enum NodumpFlag {
+  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     var buffer = statx()
     let result = item.withAtArguments { directory, path, flags in
       valueOrErrno { system_statx(directory, path, flags, 0, &buffer) }
     }
-    _ = try result.get("statx", item)
+    _ = try result.get(.statx, item)
     let nodump = UInt64(STATX_ATTR_NODUMP)
     if buffer.stx_attributes_mask & nodump != 0 {
       return buffer.stx_attributes & nodump != 0
@@ -39,16 +35,14 @@ public struct NodumpFlag: BackupExclusionMechanism {
     }
   }
 
-  @discardableResult
-  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try update(item) { $0 | FS_NODUMP_FL }
   }
 
-  @discardableResult
-  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     do {
       return try update(item) { $0 & ~FS_NODUMP_FL }
-    } catch  where Self.keepsNoFlags(error) && error.call == "ioctl(FS_IOC_GETFLAGS)" {
+    } catch  where Self.keepsNoFlags(error) && error.call == .getInodeFlags {
       return false  // no inode flags here, so nothing to clear
     } catch  where error.refusal == .inodeFlagsNeedFileOrDirectory {
       return false  // a link, device, FIFO or socket carries no flag to clear
@@ -58,7 +52,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
   /// Whether `error` says the filesystem has no inode flags: `ENOTTY` from
   /// filesystems without the ioctl, `EOPNOTSUPP` from some that have it.
   private static func keepsNoFlags(_ error: SkipBackupError) -> Bool {
-    error.call.hasPrefix("ioctl")
+    (error.call?.isInodeFlags ?? false)
       && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
   }
 
@@ -66,14 +60,13 @@ public struct NodumpFlag: BackupExclusionMechanism {
   ///
   /// As chattr does, refuses an item that is neither a regular file nor a
   /// directory before opening it: opening a device can act on the device.
-  private func update(
+  private static func update(
     _ item: FileItem, _ change: (CInt) -> CInt
   ) throws(SkipBackupError) -> Bool {
     let type = FileType(rawValue: try item.status().st_mode & S_IFMT)
     guard type == .regular || type == .directory else {
       throw SkipBackupError(
-        errno: .notSupported, call: "ioctl(FS_IOC_SETFLAGS)", path: item.displayPath,
-        fileType: type, refusal: .inodeFlagsNeedFileOrDirectory)
+        refusing: .inodeFlagsNeedFileOrDirectory, path: item.displayPath, fileType: type)
     }
     return try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) {
       descriptor throws(SkipBackupError) in
@@ -82,12 +75,12 @@ public struct NodumpFlag: BackupExclusionMechanism {
       guard wanted != flags else { return false }
       flags = wanted
       _ = try valueOrErrno { system_setInodeFlags(descriptor, &flags) }
-        .get("ioctl(FS_IOC_SETFLAGS)", item)
+        .get(.setInodeFlags, item)
       return true
     }
   }
 
-  private func withFlags<R>(
+  private static func withFlags<R>(
     of item: FileItem, _ body: (CInt) -> R
   ) throws(SkipBackupError) -> R {
     try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
@@ -98,12 +91,7 @@ public struct NodumpFlag: BackupExclusionMechanism {
   private static func flags(_ descriptor: CInt, _ item: FileItem) throws(SkipBackupError) -> CInt {
     var flags: CInt = 0
     _ = try valueOrErrno { system_getInodeFlags(descriptor, &flags) }
-      .get("ioctl(FS_IOC_GETFLAGS)", item)
+      .get(.getInodeFlags, item)
     return flags
   }
-}
-
-extension BackupExclusionMechanism where Self == NodumpFlag {
-  /// The nodump inode flag (`chattr +d`).
-  public static var nodump: NodumpFlag { NodumpFlag() }
 }

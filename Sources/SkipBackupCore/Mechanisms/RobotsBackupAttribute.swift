@@ -1,24 +1,17 @@
-/// The freedesktop.org "Common Extended Attributes" mark:
-/// `user.xdg.robots.backup` set to `false`. Short name `xdg`.
+/// The freedesktop.org "Common Extended Attributes" mark, ``Mechanism/xdg``:
+/// `user.xdg.robots.backup` set to `false`.
 ///
 /// Only the exact value `false` is a mark (borg 2 reads it so); `true` says
-/// the opposite and is left alone by ``clear(_:)``.
-public struct RobotsBackupAttribute: ExtendedAttributeMechanism {
-  public init() {}
+/// the opposite and is left alone by ``Mechanism/clear(_:)``.
+public enum RobotsBackupAttribute {
+  /// `user.xdg.robots.backup`.
+  public static let attributeName = AttributeName(nameBytes)
+  /// What a mark writes: `false`.
+  public static let value = Array("false".utf8)
 
-  public var name: String { "xdg" }
-  public var attributeName: AttributeName { Self.attributeName }
-  public var markValue: [UInt8] { Array("false".utf8) }
+  static let nameBytes: StaticString = "user.xdg.robots.backup"
 
-  public func isMark(_ value: UnsafeRawBufferPointer) -> Bool {
+  static func isMark(_ value: UnsafeRawBufferPointer) -> Bool {
     value.elementsEqual("false".utf8)
   }
-
-  /// `user.xdg.robots.backup`.
-  public static let attributeName: AttributeName = "user.xdg.robots.backup"
-}
-
-extension BackupExclusionMechanism where Self == RobotsBackupAttribute {
-  /// The freedesktop `user.xdg.robots.backup` attribute.
-  public static var xdg: RobotsBackupAttribute { RobotsBackupAttribute() }
 }

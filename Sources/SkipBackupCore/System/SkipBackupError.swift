@@ -3,76 +3,109 @@
 
 import SystemPackage
 
-/// A call on a file that failed: the errno, the C call, the item's path and
-/// the attribute, with a sentence that says what went wrong.
+/// A call on a file that failed, or an item SkipBackup refuses by itself:
+/// the item's path, what went wrong, and a sentence that says so.
 ///
 /// Every throwing API of SkipBackup throws this type. Its ``description``
 /// names the path first, as command-line tools do:
 ///
 ///     /proc/self/comm: the filesystem here keeps no user extended attributes
 ///     (lsetxattr user.com.apple.MobileBackup: Operation not supported)
+///
+/// It is a plain value: making one does no I/O. A caller that can explain an
+/// `EPERM` by the item's type looks the type up and sets ``fileType``.
 public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// The error number the call set.
-  public var errno: Errno
-  /// The C function that failed, such as `lsetxattr`.
-  public var call: String
-  /// The item the call acted on, as the caller named it.
+  /// What went wrong: a call the kernel refused, or a refusal of SkipBackup's own.
+  public var cause: Cause
+  /// The item, as the caller named it.
   public var path: FilePath
   /// The extended attribute involved, if any.
   public var attribute: AttributeName?
   /// What the item is, where that explains the error: Linux refuses user
   /// attributes on symbolic links, devices, FIFOs and sockets with `EPERM`.
   public var fileType: FileType?
-  /// A condition SkipBackup refuses by itself, rather than the kernel.
-  internal var refusal: Refusal?
 
-  internal enum Refusal: Hashable, Sendable {
+  public enum Cause: Hashable, Sendable {
+    /// The C call failed with the error number.
+    case failed(SystemCall, Errno)
+    /// SkipBackup refused before any call could fail.
+    case refused(Refusal)
+  }
+
+  /// A condition SkipBackup refuses by itself, rather than the kernel.
+  public enum Refusal: Hashable, Sendable {
+    /// A symbolic link given where its target is not followed (the tool
+    /// without `-L`): Linux keeps no user attributes on links.
+    case symbolicLinkNotFollowed
     /// A `CACHEDIR.TAG` that is not a cache directory tag: never overwritten.
     case foreignCacheDirectoryTag
+    /// A valid `CACHEDIR.TAG` that another tool wrote (its contents differ
+    /// from skipbackup's): clear leaves it to that tool.
+    case cacheDirectoryTagOfAnotherTool
     /// An item that is not a directory cannot carry a `CACHEDIR.TAG`.
     case cacheDirectoryTagNeedsDirectory
     /// Only regular files and directories carry inode flags; others are
     /// not even opened (opening a device can act on it).
     case inodeFlagsNeedFileOrDirectory
-    /// A URL that names no file.
-    case notAFileURL
-    /// A save or copy that would lose an attribute of the old file (or the
-    /// source), because it cannot be read, or not written on the new file.
-    case attributeNotKept(reading: Bool)
+    /// A URL that names no file; `url` is the URL as given
+    /// (`https://example.com/x`), which a `FilePath` would change (`//`
+    /// becomes `/`), so the message shows it instead of the path.
+    case notAFileURL(url: String)
+    /// A path with no last component (`/`), which no saved file can replace.
+    case namesNoFile
+    /// A save or copy that would lose the attribute ``attribute`` of the
+    /// old file (or the source): `call` failed with `errno` reading it, or
+    /// writing it on the new file. Nothing is replaced.
+    case attributeNotKept(SystemCall, Errno)
     /// A copy from, or a save over, anything but a regular file.
     case notARegularFile
-    /// A save through a symbolic link that leads nowhere.
+    /// A save through a symbolic link that leads nowhere, or in a loop.
     case danglingSymbolicLink
   }
 
-  internal init(
-    errno: Errno, call: String, path: FilePath, attribute: AttributeName? = nil,
-    fileType: FileType? = nil, refusal: Refusal? = nil
+  /// The failure of `call` with `errno` on the item at `path`.
+  package init(
+    _ call: SystemCall, _ errno: Errno, path: FilePath, attribute: AttributeName? = nil,
+    fileType: FileType? = nil
   ) {
-    self.errno = errno
-    self.call = call
+    self.cause = .failed(call, errno)
     self.path = path
     self.attribute = attribute
     self.fileType = fileType
-    self.refusal = refusal
   }
 
-  /// An error from a call on `item`. When Linux answers `EPERM`, the item's
-  /// type is looked up, because for a symbolic link, a device, a FIFO or a
-  /// socket that is the whole explanation.
-  internal init(errno: Errno, call: String, item: FileItem, attribute: AttributeName? = nil) {
-    self.init(errno: errno, call: call, path: item.displayPath, attribute: attribute)
-    if errno == .notPermitted {
-      fileType = item.typeIfKnown()
-    }
+  /// The refusal of the item at `path`.
+  package init(refusing refusal: Refusal, path: FilePath, fileType: FileType? = nil) {
+    self.cause = .refused(refusal)
+    self.path = path
+    self.fileType = fileType
+  }
+
+  /// The error number the call set; `nil` for a refusal.
+  public var errno: Errno? {
+    if case .failed(_, let errno) = cause { return errno }
+    return nil
+  }
+
+  /// The C function that failed, such as `lsetxattr`; `nil` for a refusal.
+  public var call: SystemCall? {
+    if case .failed(let call, _) = cause { return call }
+    return nil
+  }
+
+  /// The refusal, when SkipBackup refused rather than the kernel.
+  public var refusal: Refusal? {
+    if case .refused(let refusal) = cause { return refusal }
+    return nil
   }
 
   /// Whether the item was gone when the call was made.
   public var isNoSuchFile: Bool { errno == .noSuchFileOrDirectory }
 
-  /// Whether the error is the kernel refusing user attributes on a symbolic link.
+  /// Whether the error is a refusal of user attributes on a symbolic link:
+  /// the kernel's, or SkipBackup's before asking it.
   public var isSymbolicLinkRefusal: Bool {
-    errno == .notPermitted && fileType == .symbolicLink
+    refusal == .symbolicLinkNotFollowed || (errno == .notPermitted && fileType == .symbolicLink)
   }
 
   /// Whether the kernel refused because the item is a symbolic link, a
@@ -84,36 +117,55 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
 
   /// What went wrong, in words, without the path.
   public var reason: String {
-    if let refusal {
-      switch refusal {
-      case .foreignCacheDirectoryTag:
-        return "a CACHEDIR.TAG is there that is not a cache directory tag; it is left as it is"
-      case .cacheDirectoryTagNeedsDirectory:
-        return "only a directory can carry a CACHEDIR.TAG"
-      case .inodeFlagsNeedFileOrDirectory:
-        let what = fileType.map { ", and this is \(Self.article($0))" } ?? ""
-        return "only regular files and directories carry the nodump flag (chattr +d)\(what)"
-      case .notAFileURL:
-        return "not a file URL: only files and directories carry backup marks"
-      case .attributeNotKept(let reading):
-        let why = errno.description.lowercasedFirst
-        let what = attribute.map { "the attribute \($0)" } ?? "an attribute"
-        return "\(what) cannot be \(reading ? "read" : "set on the new file") (\(why)), "
-          + "and the new file would lose it; nothing was replaced"
-      case .notARegularFile:
-        let what = fileType.map { ", and this is \(Self.article($0))" } ?? ""
-        return "only a regular file can be copied or saved over\(what)"
-      case .danglingSymbolicLink:
-        return "a symbolic link to nothing: a save writes through a link only to a file that "
-          + "exists, and never turns the link into a file"
-      }
+    switch cause {
+    case .refused(let refusal): Self.reason(refusal, fileType, attribute)
+    case .failed(let call, let errno): Self.reason(call, errno, attribute, fileType)
     }
-    let writes = call.contains("set") || call.contains("remove")
+  }
+
+  private static func reason(
+    _ refusal: Refusal, _ fileType: FileType?, _ attribute: AttributeName?
+  ) -> String {
+    switch refusal {
+    case .symbolicLinkNotFollowed:
+      return "Linux keeps no user extended attributes on symbolic links"
+    case .foreignCacheDirectoryTag:
+      return "a CACHEDIR.TAG is there that is not a cache directory tag; it is left as it is"
+    case .cacheDirectoryTagOfAnotherTool:
+      return "left in place: this cache directory tag was not written by skipbackup (its "
+        + "contents differ), so another tool such as cargo keeps a cache here and expects it; "
+        + "the directory stays excluded until you remove the tag yourself"
+    case .cacheDirectoryTagNeedsDirectory:
+      return "only a directory can carry a CACHEDIR.TAG"
+    case .inodeFlagsNeedFileOrDirectory:
+      let what = fileType.map { ", and this is \(article($0))" } ?? ""
+      return "only regular files and directories carry the nodump flag (chattr +d)\(what)"
+    case .notAFileURL:
+      return "not a file URL: only files and directories carry backup marks"
+    case .namesNoFile:
+      return "names no file that a save could replace"
+    case .attributeNotKept(let call, let errno):
+      let what = attribute.map { "the attribute \($0)" } ?? "an attribute"
+      let how = call.changesAttributes ? "set on the new file" : "read"
+      return "\(what) cannot be \(how) (\(call): \(errno.description.lowercasedFirst)), "
+        + "and the new file would lose it; nothing was replaced"
+    case .notARegularFile:
+      let what = fileType.map { ", and this is \(article($0))" } ?? ""
+      return "only a regular file can be copied or saved over\(what)"
+    case .danglingSymbolicLink:
+      return "a symbolic link to nothing: a save writes through a link only to a file that "
+        + "exists, and never turns the link into a file"
+    }
+  }
+
+  private static func reason(
+    _ call: SystemCall, _ errno: Errno, _ attribute: AttributeName?, _ fileType: FileType?
+  ) -> String {
     switch errno {
     case .noSuchFileOrDirectory:
       return "no such file or directory"
     case .notSupported:
-      if call.hasPrefix("ioctl") {
+      if call.isInodeFlags {
         return "the filesystem here keeps no nodump flag (chattr +d)"
       }
       if let attribute, attribute.namespace == nil {
@@ -125,22 +177,22 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       switch fileType {
       case .symbolicLink?:
         return "Linux keeps no user extended attributes on symbolic links"
-      case .fifo?, .socket?, .characterSpecial?, .blockSpecial?:
+      case .some(let type) where type != .regular && type != .directory:
         return "Linux keeps user extended attributes only on regular files and directories, "
-          + "and this is \(Self.article(fileType!))"
+          + "and this is \(article(type))"
       default:
-        if call.hasPrefix("ioctl") {
+        if call.isInodeFlags {
           return "operation not permitted: only the owner or root may change inode flags"
         }
         return "operation not permitted: the item is immutable or append-only (chattr +i or +a), "
           + "or a sticky directory owned by someone else"
       }
     case .permissionDenied:
-      if writes {
+      if call.changesAttributes {
         return "permission denied: changing its attributes needs write permission on it"
       }
       return "permission denied"
-    case .noSpace where call == "write":
+    case .noSpace where call == .write:
       return "no space left on the device"
     case .noSpace:
       return "no space left for extended attributes on this item (ext4 keeps them in one block) "
@@ -153,7 +205,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "read-only file system"
     case .diskQuotaExceeded:
       return "disk quota exceeded"
-    case .tooManySymbolicLinkLevels where call == "openat":
+    case .tooManySymbolicLinkLevels where call == .openat:
       return "it is a symbolic link, which is not followed"
     case .tooManyOpenFiles:
       return "too many open files: the tree is deeper than the limit on open files allows"
@@ -164,10 +216,19 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     }
   }
 
+  /// `PATH: reason (call attribute: strerror)`; a refusal, where no call
+  /// ran, is `PATH: reason`.
   public var description: String {
-    var detail = call
-    if let attribute { detail += " \(attribute)" }
-    return "\(path.escapedDescription): \(reason) (\(detail): \(errno.description))"
+    switch cause {
+    case .refused(.notAFileURL(let url)):
+      return "\(url): \(reason)"
+    case .refused:
+      return "\(path.escapedDescription): \(reason)"
+    case .failed(let call, let errno):
+      var detail = call.description
+      if let attribute { detail += " \(attribute)" }
+      return "\(path.escapedDescription): \(reason) (\(detail): \(errno.description))"
+    }
   }
 
   private static func article(_ type: FileType) -> String {
@@ -179,31 +240,6 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .symbolicLink: "a symbolic link"
     case .directory: "a directory"
     default: "a regular file"
-    }
-  }
-}
-
-/// Runs a raw call until it is not interrupted; -1 becomes the errno.
-@inline(__always)
-internal func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
-  while true {
-    let result = call()
-    if result != -1 { return .success(result) }
-    let errno = Errno(rawValue: Glibc.errno)
-    if errno != .interrupted { return .failure(errno) }
-  }
-}
-
-extension Result where Failure == Errno {
-  /// The value, or the errno as a ``SkipBackupError`` about `item`.
-  @inline(__always)
-  internal func get(
-    _ call: String, _ item: FileItem, _ attribute: AttributeName? = nil
-  ) throws(SkipBackupError) -> Success {
-    switch self {
-    case .success(let value): return value
-    case .failure(let errno):
-      throw SkipBackupError(errno: errno, call: call, item: item, attribute: attribute)
     }
   }
 }
@@ -265,35 +301,3 @@ extension String {
 #elseif canImport(Musl)
   import Musl
 #endif
-
-extension SkipBackupError {
-  /// The refusal of a URL that is not a file URL; `url` is its text.
-  package init(notAFileURL url: String) {
-    self.init(errno: .invalidArgument, call: "URL", path: FilePath(url), refusal: .notAFileURL)
-  }
-
-  /// The refusal of a copy from, or a save over, what is not a regular file.
-  package init(notARegularFileAt path: FilePath, type: FileType, call: String) {
-    self.init(
-      errno: .invalidArgument, call: call, path: path, fileType: type, refusal: .notARegularFile)
-  }
-
-  /// The refusal of a save through the dangling symbolic link at `path`.
-  package init(danglingSymbolicLinkAt path: FilePath) {
-    self.init(
-      errno: .noSuchFileOrDirectory, call: "realpath", path: path, fileType: .symbolicLink,
-      refusal: .danglingSymbolicLink)
-  }
-
-  /// The refusal of a save or copy that would lose the attribute `error` is about.
-  package init(attributeNotKept error: SkipBackupError, reading: Bool) {
-    self = error
-    refusal = .attributeNotKept(reading: reading)
-  }
-
-  /// The refusal of a user attribute on the symbolic link at `path`, found
-  /// before asking the kernel, which would say `EPERM`.
-  package init(symbolicLinkRefusalAt path: FilePath, call: String) {
-    self.init(errno: .notPermitted, call: call, path: path, fileType: .symbolicLink)
-  }
-}

@@ -188,7 +188,7 @@ struct TreeWalker: ~Copyable {
           markedAncestorLength: decision == .descendMarked ? path.count : nil))
       run()
     case .failure(let errno):
-      failure(SkipBackupError(errno: errno, call: "openat", path: root))
+      failure(SkipBackupError(.openat, errno, path: root))
     }
   }
 
@@ -239,7 +239,7 @@ struct TreeWalker: ~Copyable {
       return batchRecords.next(in: batch.baseAddress!)
     case .failure(let errno):
       path.truncate(to: stack[top].pathLength)
-      failure(SkipBackupError(errno: errno, call: "getdents64", path: path.filePath))
+      failure(SkipBackupError(.getdents64, errno, path: path.filePath))
       return nil
     }
   }
@@ -266,7 +266,7 @@ struct TreeWalker: ~Copyable {
         counts.vanished += 1
         return
       case .failure(let errno):
-        failure(SkipBackupError(errno: errno, call: "fstatat", path: path.filePath))
+        failure(SkipBackupError(.fstatat, errno, path: path.filePath))
         return
       }
     }
@@ -306,7 +306,7 @@ struct TreeWalker: ~Copyable {
       .failure(.tooManySymbolicLinkLevels):
       counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed
     case .failure(let errno):
-      failure(SkipBackupError(errno: errno, call: "openat", path: path.filePath))
+      failure(SkipBackupError(.openat, errno, path: path.filePath))
     }
   }
 

@@ -22,7 +22,9 @@ struct CheckCommand: ParsableCommand {
     help: "Follow a symbolic link given as a PATH and check its target.")
   var dereference = false
 
-  @Argument(help: ArgumentHelp("The files and directories to check.", valueName: "PATH"))
+  @Argument(
+    help: ArgumentHelp("The files and directories to check.", valueName: "PATH"),
+    completion: .file())
   var paths: [String]
 
   func run() throws {

@@ -6,12 +6,17 @@ struct ClearCommand: ParsableCommand {
     commandName: "clear",
     abstract: "Remove the marks, so that backups include the items again.",
     discussion: """
-      Removes the mark of each mechanism chosen with --mechanism (by default all: legacy, \
-      resource and xdg). An item without a mark is no error. Only marks are removed: an \
-      attribute that says the opposite (user.xdg.robots.backup=true) stays, and so does a \
-      CACHEDIR.TAG that is not a valid tag. An item below a marked directory stays excluded \
-      until that directory is cleared too; skipbackup status -v tells where an exclusion comes \
-      from.
+      Removes the mark of each mechanism chosen with --mechanism, by default all: the three \
+      attribute marks legacy, resource and xdg. nodump and cachedir are cleared only when named, \
+      as they are written only when named: to undo every mark skipbackup writes, all the way \
+      down, run skipbackup clear -R -m all,nodump,cachedir PATH. An item without a mark is no \
+      error. Only marks are removed: an attribute that says the opposite \
+      (user.xdg.robots.backup=true) stays, and so does a CACHEDIR.TAG that is not a valid tag. \
+      A valid CACHEDIR.TAG is removed only when it holds exactly what skipbackup writes; one \
+      that another tool wrote (cargo tags its target directories) is left to that tool and \
+      reported as an error, since its directory stays excluded. An item below a marked \
+      directory stays excluded until that directory is cleared too; skipbackup status -v tells \
+      where an exclusion comes from.
 
       Exit status: 0 when every item was handled, 1 when any failed, 64 for a usage error.
       """)

@@ -63,13 +63,16 @@ struct ExportCommand: ParsableCommand {
 
   @Option(
     name: [.customShort("o"), .customLong("output")],
-    help: ArgumentHelp("Write the file to FILE instead of standard output.", valueName: "FILE"))
+    help: ArgumentHelp("Write the file to FILE instead of standard output.", valueName: "FILE"),
+    completion: .file())
   var output: String?
 
   @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
   var quiet = false
 
-  @Argument(help: ArgumentHelp("The directory the backup reads.", valueName: "ROOT"))
+  @Argument(
+    help: ArgumentHelp("The directory the backup reads.", valueName: "ROOT"),
+    completion: .directory)
   var root: String
 
   func run() throws {
@@ -108,10 +111,10 @@ struct ExportCommand: ParsableCommand {
           rootLength = entry.pathBytes.count
           return .descend
         }
-        guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: file) else {
+        guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: file) else {
           return .skipChildren
         }
-        guard bits != 0 else { return .descend }
+        guard !marks.isEmpty else { return .descend }
         var relative = entry.pathBytes[rootLength...]
         if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
         switch syntax.rule(root: walkRoot, relative: Array(relative)) {
@@ -129,7 +132,7 @@ struct ExportCommand: ParsableCommand {
       failure: { diagnostics.report($0, after: file) })
     file.flush()
     progress.erase()
-    if descriptor != STDOUT_FILENO, close(descriptor) != 0 {
+    if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
       diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
@@ -158,15 +161,14 @@ struct ExportCommand: ParsableCommand {
   private func openOutput(_ diagnostics: Diagnostics) throws -> CInt {
     guard let output else { return STDOUT_FILENO }
     let path = RawArguments.path(output)
-    let descriptor = path.withPlatformString {
-      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-    }
-    guard descriptor >= 0 else {
-      let reason = Errno(rawValue: errno).description.lowercased()
+    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC) {
+    case .success(let descriptor):
+      return descriptor
+    case .failure(let errno):
+      let reason = errno.description.lowercased()
       diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")
       throw ExitCode.failure
     }
-    return descriptor
   }
 }
 

@@ -47,7 +47,8 @@ struct ListCommand: ParsableCommand {
   @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
   var quiet = false
 
-  @Argument(help: ArgumentHelp("The directories to walk.", valueName: "ROOT"))
+  @Argument(
+    help: ArgumentHelp("The directories to walk.", valueName: "ROOT"), completion: .directory)
   var roots: [String]
 
   func run() throws {
@@ -104,10 +105,10 @@ private final class ListVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: output) else {
+    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: output) else {
       return .skipChildren
     }
-    let excluded = bits != 0
+    let excluded = !marks.isEmpty
     if excluded == wantsExcluded {
       output.write(entry.pathBytes)
       output.write(terminator)

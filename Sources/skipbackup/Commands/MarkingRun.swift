@@ -183,7 +183,7 @@ final class MarkingWorker: TreeVisitor {
 
   private func symbolicLinkError(_ item: FileItem) -> SkipBackupError {
     SkipBackupError(
-      symbolicLinkRefusalAt: item.displayPath, call: run.action == .mark ? "mark" : "clear")
+      refusing: .symbolicLinkNotFollowed, path: item.displayPath, fileType: .symbolicLink)
   }
 }
 

@@ -100,11 +100,10 @@ private final class StatusVisitor: TreeVisitor {
 
   func visit(_ entry: TreeEntry) -> TreeVisit {
     progress.tick()
-    guard let bits = entry.markBits(mechanisms, reportingTo: diagnostics, after: report.output)
+    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: report.output)
     else {
       return .skipChildren
     }
-    let marks = mechanisms.members(in: bits)
     // The nearest marked directory: one in the walk, or else one above the root.
     let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
     report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom)

@@ -31,7 +31,8 @@ struct ItemOptions: ParsableArguments {
     name: .customLong("files-from"),
     help: ArgumentHelp(
       "Read more PATHs from FILE, one a line, or separated by NUL bytes with --null; - reads standard input.",
-      valueName: "FILE"))
+      valueName: "FILE"),
+    completion: .file())
   var filesFrom: String?
 
   @Flag(
@@ -84,7 +85,9 @@ struct ItemOptions: ParsableArguments {
 
 /// The PATH arguments of mark, clear and status.
 struct PathArguments: ParsableArguments {
-  @Argument(help: ArgumentHelp("The files and directories to act on.", valueName: "PATH"))
+  @Argument(
+    help: ArgumentHelp("The files and directories to act on.", valueName: "PATH"),
+    completion: .file())
   var paths: [String] = []
 }
 

@@ -11,11 +11,24 @@ struct MechanismOptions: ParsableArguments {
         + "flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and "
         + "resource) or all (legacy, resource and xdg). Separate several with commas, or repeat "
         + "the option.",
-      valueName: "M"))
+      valueName: "M"),
+    completion: .custom(MechanismOptions.complete))
   var mechanism: [String] = []
 
   mutating func validate() throws {
     _ = try mechanisms(default: .all)
+  }
+
+  /// Shell completion of `-m`: the short names, also after the commas of a
+  /// list (`legacy,re<TAB>` completes to `legacy,resource`), without the
+  /// names the list already holds.
+  @Sendable static func complete(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+    let given = prefix.split(separator: ",", omittingEmptySubsequences: false)
+    let head = given.dropLast().map { $0 + "," }.joined()
+    return MechanismSet.named.map(\.name)
+      .filter { !given.dropLast().contains(Substring($0)) }
+      .map { head + $0 }
+      .filter { $0.hasPrefix(prefix) }
   }
 
   /// The chosen set, or `defaultSet` when the option was not given.

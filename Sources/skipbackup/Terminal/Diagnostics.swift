@@ -46,19 +46,8 @@ final class Diagnostics: Sendable {
     state.withLock { failures in
       if failure { failures += 1 }
       progress?.erase()
-      var text = text
-      text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-          let written = Glibc.write(
-            STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-          if written < 0 {
-            if errno == EINTR { continue }
-            return
-          }
-          offset += written
-        }
-      }
+      // Standard error that cannot be written to leaves nowhere to say so.
+      _ = OutputDescriptor.writeAll(text, to: STDERR_FILENO)
     }
   }
 }

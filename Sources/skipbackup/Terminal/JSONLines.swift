@@ -44,6 +44,27 @@ struct JSONLine {
     }
   }
 
+  mutating func string(_ name: String, _ value: String) {
+    key(name)
+    appendString(value.utf8)
+  }
+
+  mutating func number(_ name: String, _ value: Int64) {
+    key(name)
+    bytes.append(contentsOf: String(value).utf8)
+  }
+
+  /// A value already written as JSON: an object or a list built on its own.
+  mutating func raw(_ json: [UInt8]) {
+    bytes.append(contentsOf: json)
+  }
+
+  /// The object, closed, for use inside another one.
+  mutating func closed() -> [UInt8] {
+    bytes.append(UInt8(ascii: "}"))
+    return bytes
+  }
+
   mutating func finish() -> [UInt8] {
     bytes.append(contentsOf: "}\n".utf8)
     return bytes

@@ -1,3 +1,4 @@
+import SkipBackupCore
 import Synchronization
 import SystemPackage
 
@@ -7,7 +8,8 @@ import SystemPackage
   import Musl
 #endif
 
-/// Standard output through a large buffer, written with `write(2)`: paths
+/// Standard output through a large buffer, written with
+/// `OutputDescriptor.writeAll`: paths
 /// are bytes, written as they are, and a listing of a million paths costs a
 /// few hundred calls, not a million.
 ///
@@ -73,17 +75,9 @@ final class OutputSink: Sendable {
 
   func write(_ buffer: [UInt8]) {
     lock.withLock { _ in
-      var offset = 0
-      while offset < buffer.count {
-        let written = buffer.withUnsafeBytes { bytes in
-          Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-        }
-        if written < 0 {
-          if errno == EINTR || errno == EAGAIN { continue }
-          // The reader went away (EPIPE) or the disk is full: nothing more can be said.
-          exit(errno == EPIPE ? 0 : 1)
-        }
-        offset += written
+      if case .failure(let errno) = OutputDescriptor.writeAll(buffer, to: descriptor) {
+        // The reader went away (EPIPE) or the disk is full: nothing more can be said.
+        exit(errno == .brokenPipe ? 0 : 1)
       }
     }
   }

@@ -1,3 +1,4 @@
+import SkipBackupCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,8 +59,7 @@ final class Progress: Sendable {
   }
 
   private static func draw(_ text: String) {
-    var text = text
-    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    _ = OutputDescriptor.writeAll(text, to: STDERR_FILENO)
   }
 
   private static func now() -> Double {

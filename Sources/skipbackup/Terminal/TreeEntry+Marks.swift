@@ -1,17 +1,16 @@
 import SkipBackupCore
 
 extension TreeEntry {
-  /// Which of `mechanisms` mark this entry, as `MechanismSet.markBits`
-  /// gives them: none for a symbolic link or special file, which keep no
+  /// Which of `mechanisms` mark this entry: none for a symbolic link or special file, which keep no
   /// user attributes, and `nil` when the entry is gone since its directory
   /// was listed, or cannot be read (that failure reported to `diagnostics`,
   /// after what `output` holds).
-  func markBits(
+  func marks(
     _ mechanisms: MechanismSet, reportingTo diagnostics: Diagnostics, after output: Output
-  ) -> UInt64? {
-    guard type == .regular || type == .directory else { return 0 }
+  ) -> MechanismSet? {
+    guard type == .regular || type == .directory else { return [] }
     do throws(SkipBackupError) {
-      return try mechanisms.markBits(on: item)
+      return try mechanisms.marks(on: item)
     } catch  where error.isNoSuchFile && depth > 0 {
       return nil
     } catch {

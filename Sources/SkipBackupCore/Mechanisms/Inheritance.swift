@@ -104,7 +104,7 @@ package func physicalParent(
 private func canonicalPath(_ path: [CChar], for item: FilePath) throws(SkipBackupError) -> [CChar] {
   let canonical = path.withUnsafeBufferPointer { system_realpath($0.baseAddress!, nil) }
   guard let canonical else {
-    throw SkipBackupError(errno: Errno(rawValue: errno), call: "realpath", path: item)
+    throw SkipBackupError(.realpath, Errno(rawValue: errno), path: item)
   }
   defer { free(canonical) }
   return Array(UnsafeBufferPointer(start: canonical, count: strlen(canonical) + 1))

@@ -1,0 +1,129 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+struct DuCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "du",
+    abstract: "Count what the marks keep out of backups under each ROOT, and what stays in.",
+    discussion: """
+      Walks each ROOT once, on every core, and counts files (every item that is not a \
+      directory, symbolic links among them), directories (ROOT included) and bytes, included \
+      and excluded; the bytes excluded by each mechanism and by each sweep rule where a sweep \
+      made the mark; the --top N largest excluded items (topmost: a marked directory with \
+      everything under it) and the N largest included directories below ROOT, by the included \
+      bytes under them. Bytes count as GNU du counts them: disk usage (st_blocks x 512), or \
+      st_size with --apparent-size, each hard-linked inode once, on the side where it is met \
+      first. So included plus excluded is what du -s -B1 ROOT (du -s -b ROOT) and \
+      du -s --inodes ROOT print. An item marked by several mechanisms counts under each, and \
+      what lies under a marked directory counts under that directory's mechanisms. By default \
+      every attribute mechanism counts (all: legacy, resource and xdg); -m all,nodump,cachedir \
+      counts all five. With --format json each ROOT is one JSON object on a line of its own:
+
+        {"root": "r", "included": {"files": 3, "directories": 2, "bytes": 16384}, \
+      "excluded": {...}, "by_mechanism": {"legacy": 0, ...}, "by_rule": {}, \
+      "top_excluded": [{"path": "r/c", "bytes": 8192}], "top_included_directories": [...]}
+
+      A path that is not valid UTF-8 also gets "root_base64" or "path_base64" with its exact \
+      bytes.
+
+      Exit status: 0 when every item was read, 1 when a ROOT or an item could not be (it is \
+      reported and the rest is counted), 64 for a usage error.
+      """)
+
+  @OptionGroup var mechanisms: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
+  )
+  var oneFileSystem = false
+
+  @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
+  var apparentSize = false
+
+  @Option(
+    help: ArgumentHelp(
+      "How many of the largest excluded items and included directories to name.",
+      valueName: "N"))
+  var top = 10
+
+  @Option(
+    help: ArgumentHelp(
+      "How to print: text, for a person, or json, one JSON object a ROOT.",
+      valueName: "text|json"))
+  var format: StatusCommand.Format = .text
+
+  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
+  var quiet = false
+
+  @Argument(
+    help: ArgumentHelp(
+      "The directories to count (default: the current directory).", valueName: "ROOT"),
+    completion: .directory)
+  var roots: [String] = []
+
+  func validate() throws {
+    if top < 0 { throw ValidationError("--top must be 0 or more, not \(top)") }
+  }
+
+  func run() throws {
+    let mechanisms = try mechanisms.mechanisms(default: .all)
+    let progress = Progress(enabled: !quiet)
+    let diagnostics = Diagnostics(progress: progress)
+    let output = Output()
+    let links = SharedLinks()
+    let visitors = (0..<walkThreads).map { _ in
+      UsageVisitor(
+        mechanisms: mechanisms, apparentSize: apparentSize, top: top, links: links,
+        diagnostics: diagnostics, progress: progress, output: output)
+    }
+    let report = UsageReport(
+      mechanismNames: mechanisms.names, json: format == .json, output: output)
+    var usages: [DiskUsage] = []
+    for root in (roots.isEmpty ? ["."] : roots).map(RawArguments.path) {
+      let exclusion: RootExclusion?
+      do throws(SkipBackupError) {
+        exclusion = try rootExclusion(of: root, mechanisms)
+      } catch {
+        diagnostics.report(error, after: output)
+        continue
+      }
+      let rootBytes = root.bytes
+      var trimmed = rootBytes.count
+      while trimmed > 1 && rootBytes[trimmed - 1] == 0x2F { trimmed -= 1 }
+      links.reset()
+      for visitor in visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
+      let before = diagnostics.failures
+      _ = walkTree(
+        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), visitors: visitors)
+      let usage = DiskUsage(
+        root: rootBytes, visitors: visitors, mechanisms: mechanisms.count, top: top,
+        apparentSize: apparentSize)
+      // A ROOT that could not be read at all has nothing to show.
+      if usage.included.directories + usage.included.files + usage.excluded.directories
+        + usage.excluded.files == 0 && diagnostics.failures > before
+      {
+        continue
+      }
+      progress.erase()
+      report.write(usage)
+      usages.append(usage)
+    }
+    if usages.count > 1 && format == .text { report.writeTotal(usages) }
+    output.flush()
+    progress.erase()
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+  }
+
+  /// Whether a marked directory above `root` excludes it as a whole, and by
+  /// which marks: then everything under it counts as excluded.
+  private func rootExclusion(
+    of root: FilePath, _ mechanisms: MechanismSet
+  ) throws(SkipBackupError) -> RootExclusion? {
+    guard let above = try mechanisms.markedAncestor(of: root) else { return nil }
+    let item = FileItem(path: above, followSymbolicLinks: false)
+    return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
+  }
+}

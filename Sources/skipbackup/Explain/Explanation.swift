@@ -1,0 +1,142 @@
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Why one item is in or out of backups: its marks, the marked directories
+/// above it, and each tool's verdict.
+struct Explanation {
+  /// Every mechanism, whatever other commands count by default.
+  static let mechanisms = MechanismSet([.legacy, .resource, .xdg, .nodump, .cachedir])
+
+  let path: [UInt8]
+  let marks: MechanismSet
+  /// The nearest marked directory above, and its marks.
+  let inheritedFrom: [UInt8]?
+  let inheritedMarks: MechanismSet?
+  let rule: String?
+  let item: ItemMarks
+
+  var isExcluded: Bool { !marks.isEmpty || inheritedFrom != nil }
+
+  init(of path: FilePath, followSymbolicLinks: Bool) throws(SkipBackupError) {
+    self.path = path.bytes
+    let fileItem = FileItem(path: path, followSymbolicLinks: followSymbolicLinks)
+    let status = try fileItem.status()
+    let type = FileType(rawValue: status.st_mode & S_IFMT)
+    // A symbolic link or special file keeps no user attributes on Linux.
+    marks =
+      type == .regular || type == .directory
+      ? try Self.mechanisms.marks(on: fileItem) : []
+    var above: [Set<String>] = []
+    var nearest: ([UInt8], MechanismSet)?
+    if var directory = try physicalParent(of: path, followSymbolicLinks: followSymbolicLinks) {
+      // Up from the parent to `/`, every directory: a tool may read a mark
+      // that the nearest marked directory does not carry.
+      while true {
+        let length = strlen(directory)
+        let bytes = directory[..<length].map { UInt8(bitPattern: $0) }
+        let found = try Self.mechanisms.marks(
+          on: FileItem(path: FilePath(platformString: directory), followSymbolicLinks: false))
+        above.append(Set(found.names))
+        if nearest == nil && !found.isEmpty { nearest = (bytes, found) }
+        guard length > 1 else { break }
+        let slash = directory[..<length].lastIndex(of: 0x2F)!
+        directory[Swift.max(slash, 1)] = 0
+      }
+    }
+    inheritedFrom = nearest?.0
+    inheritedMarks = nearest?.1
+    if !marks.isEmpty {
+      rule = sweepRule(of: fileItem)
+    } else if let nearest {
+      let directory = nearest.0.map { CChar(bitPattern: $0) } + [0]
+      rule = sweepRule(
+        of: FileItem(path: FilePath(platformString: directory), followSymbolicLinks: false))
+    } else {
+      rule = nil
+    }
+    let name = self.path.split(separator: 0x2F).last.map(Array.init) ?? []
+    item = ItemMarks(
+      own: Set(marks.names), above: above, isDirectory: type == .directory,
+      isCacheTag: type == .regular && name == Array(CacheDirectoryTag.fileName.utf8))
+  }
+
+  /// What to mark so that a tool skips the item: the marked directory it
+  /// inherits from, or the item itself.
+  private var target: (path: String, isDirectory: Bool) {
+    if marks.isEmpty, let inheritedFrom {
+      return (String(decoding: inheritedFrom, as: UTF8.self), true)
+    }
+    return (String(decoding: path, as: UTF8.self), item.isDirectory)
+  }
+
+  /// The marks that exclude the item, own or inherited, in the set's order.
+  private var exportMarks: [String] {
+    let names = Set(marks.names).union(inheritedMarks?.names ?? [])
+    return Self.mechanisms.names.filter(names.contains)
+  }
+
+  func verdicts() -> [(facts: ToolFacts, skips: Bool, needs: String)] {
+    let target = target
+    return ToolFacts.all.map { facts in
+      let skips = facts.skips(item)
+      let needs =
+        skips
+        ? ""
+        : facts.needs(
+          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks)
+      return (facts, skips, needs)
+    }
+  }
+
+  func writeJSON(to output: Output) {
+    var line = JSONLine()
+    line.path("path", path)
+    line.bool("excluded", isExcluded)
+    line.strings("marks", marks.names)
+    if let inheritedFrom {
+      line.path("inherited_from", inheritedFrom)
+    } else {
+      line.null("inherited_from")
+    }
+    line.strings("inherited_marks", inheritedMarks?.names ?? [])
+    if let rule { line.string("rule", rule) } else { line.null("rule") }
+    line.key("tools")
+    var tools = JSONLine()
+    for verdict in verdicts() {
+      tools.key(verdict.facts.name)
+      var object = JSONLine()
+      object.bool("skips", verdict.skips)
+      object.string("needs", verdict.needs)
+      tools.raw(object.closed())
+    }
+    line.raw(tools.closed())
+    output.write(line.finish())
+  }
+
+  func writeText(to output: Output) {
+    output.write(path)
+    output.write(isExcluded ? ": excluded\n" : ": included\n")
+    output.write(
+      "  marks: " + (marks.isEmpty ? "none" : marks.names.joined(separator: ", ")) + "\n")
+    if let inheritedFrom, let inheritedMarks {
+      output.write("  inherited from: ")
+      output.write(inheritedFrom)
+      output.write(" (" + inheritedMarks.names.joined(separator: ", ") + ")\n")
+    }
+    if let rule { output.write("  sweep rule: \(rule)\n") }
+    let verdicts = verdicts()
+    let width = verdicts.map(\.facts.name.count).max()!
+    for verdict in verdicts {
+      let name =
+        verdict.facts.name + String(repeating: " ", count: width - verdict.facts.name.count)
+      output.write(
+        "  \(name)  " + (verdict.skips ? "skips it" : "backs it up: \(verdict.needs)") + "\n")
+    }
+  }
+}

@@ -1,0 +1,165 @@
+/// What each backup tool does with a marked item, run with exactly the
+/// options below and no exclusion file: the one table `explain` reads.
+///
+/// Every `skips` claim `explain` makes from this table is checked by a test
+/// that backs the item up with the tool (Tests/skipbackupTests/ExplainTests.swift),
+/// except Time Machine's, which needs a Mac.
+struct ToolFacts {
+  /// The key in `explain`'s output.
+  let name: String
+  /// The version the facts were checked with.
+  let version: String
+  /// The command line the facts are about.
+  let command: String
+  /// The marks that make the tool skip the item carrying them, and, on a
+  /// directory, everything under it.
+  let reads: Set<String>
+  /// A CACHEDIR.TAG keeps the tagged directory and the tag file itself in
+  /// the backup: only the rest of its content is left out.
+  let keepsCacheTag: Bool
+  /// Where the facts come from.
+  let source: String
+  /// The one thing to do when the tool would back the item up.
+  let remedy: Remedy
+
+  enum Remedy {
+    /// Add this mark, which the tool reads.
+    case mark(String)
+    /// A directory: add this mark; anything else: the export recipe.
+    case markDirectory(String, else: BackupTool)
+    /// Mark it (if need be) and use the export recipe.
+    case export(BackupTool)
+    /// Add this mark and copy with `rsync -aX` to the Mac.
+    case markAndCopy(String)
+  }
+
+  static let all: [ToolFacts] = [
+    ToolFacts(
+      name: "borg2", version: "borgbackup 2.0.0b22", command: "borg create",
+      reads: ["xdg", "nodump"], keepsCacheTag: false,
+      source:
+        "borg 2 archive.py (maybe_exclude_by_attr: user.xdg.robots.backup exactly 'false', and "
+        + "the nodump flag, always on; b18-b21 had the xdg test inverted); a tagged directory "
+        + "is not entered; checked by running it",
+      remedy: .mark("xdg")),
+    ToolFacts(
+      name: "borg1", version: "borgbackup 1.2.4 (Debian 12)",
+      command: "borg create --exclude-nodump --exclude-caches",
+      reads: ["nodump", "cachedir"], keepsCacheTag: false,
+      source:
+        "borg 1.2 usage (--exclude-nodump, --exclude-caches; the tagged directory and its tag "
+        + "are left out unless --keep-exclude-tags); checked by running it",
+      remedy: .mark("nodump")),
+    ToolFacts(
+      name: "restic", version: "restic 0.14.0 (Debian 12)",
+      command: "restic backup --exclude-caches",
+      reads: ["cachedir"], keepsCacheTag: true,
+      source:
+        "restic 0.14 exclude.go (--exclude-caches is --exclude-if-present CACHEDIR.TAG:Signature "
+        + "...: an item is left out when its directory holds the tag, the tag itself kept; "
+        + "the parent of a backup target is looked at too, restic #2722); checked by running it",
+      remedy: .markDirectory("cachedir", else: .restic)),
+    ToolFacts(
+      name: "tar", version: "GNU tar 1.34 (Debian 12)", command: "tar --create --exclude-caches",
+      reads: ["cachedir"], keepsCacheTag: true,
+      source:
+        "GNU tar manual, 6.4 'Excluding Some Files' (--exclude-caches: the contents of a "
+        + "directory holding a valid CACHEDIR.TAG, but not the tag; --exclude-caches-under keeps "
+        + "the directory only, --exclude-caches-all drops it); checked by running it",
+      remedy: .markDirectory("cachedir", else: .tar)),
+    ToolFacts(
+      name: "rsync", version: "rsync 3.2 and later", command: "rsync -a",
+      reads: [], keepsCacheTag: false,
+      source: "rsync(1): no option reads a mark; exclusions come from filter rules",
+      remedy: .export(.rsync)),
+    ToolFacts(
+      name: "timemachine", version: "macOS 10.5 and later",
+      command: "rsync -aX to a Mac, then Time Machine",
+      reads: ["resource"], keepsCacheTag: false,
+      source:
+        "Apple, QA1719 and the File System Programming Guide: Time Machine reads "
+        + "isExcludedFromBackup (com.apple.metadata:com_apple_backup_excludeItem), on the item "
+        + "or a directory above; com.apple.MobileBackup was read by iOS 5.0.1 backups only",
+      remedy: .markAndCopy("resource")),
+  ]
+}
+
+/// What `explain` found about one item, for the tools to judge.
+struct ItemMarks {
+  /// The item's own marks, by short name.
+  var own: Set<String>
+  /// The marks of each directory above, the parent first.
+  var above: [Set<String>]
+  var isDirectory: Bool
+  /// The item is a file named CACHEDIR.TAG.
+  var isCacheTag: Bool
+}
+
+extension ToolFacts {
+  /// Whether a run of the tool leaves the item out of the backup. For a
+  /// directory that a CACHEDIR.TAG of its own excludes, with tar and restic,
+  /// that means its contents: the empty directory and the tag are kept.
+  func skips(_ item: ItemMarks) -> Bool {
+    if !reads.isDisjoint(with: item.own) { return true }
+    for (index, marks) in item.above.enumerated() {
+      var marks = marks
+      // The tag of the item's own directory: tar and restic keep it.
+      if index == 0 && keepsCacheTag && item.isCacheTag { marks.remove("cachedir") }
+      if !reads.isDisjoint(with: marks) { return true }
+    }
+    return false
+  }
+
+  /// The one thing to do so that the tool skips the item: mark `target`
+  /// (the item, or the marked directory it inherits from) or use the
+  /// export; `exportMarks` names the marks that exclude it for the export
+  /// to read (`-m`), empty when skipbackup does not count it excluded yet.
+  func needs(target: String, targetIsDirectory: Bool, exportMarks: [String]) -> String {
+    switch remedy {
+    case .mark(let mark):
+      return "skipbackup mark -m \(mark) \(shellQuoted(target))"
+    case .markDirectory(let mark, let tool):
+      if targetIsDirectory { return "skipbackup mark -m \(mark) \(shellQuoted(target))" }
+      return exportRecipe(tool, target: target, marks: exportMarks)
+    case .export(let tool):
+      return exportRecipe(tool, target: target, marks: exportMarks)
+    case .markAndCopy(let mark):
+      return "skipbackup mark -m \(mark) \(shellQuoted(target)), then copy with rsync -aX"
+    }
+  }
+
+  private func exportRecipe(_ tool: BackupTool, target: String, marks: [String]) -> String {
+    // The recipe on one line: the export, then the tool reading it.
+    let recipe = tool.recipe.split(whereSeparator: \.isNewline)
+      .map { $0.trimmingPrefix(while: \.isWhitespace) }
+      .map { $0.hasSuffix("\\") ? String($0.dropLast()) : String($0) }
+      .joined(separator: " ")
+      .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    // The export reads the marks that exclude the item, whatever they are.
+    let mechanisms = marks.isEmpty ? "" : "-m " + marks.joined(separator: ",") + " "
+    let export = recipe.replacing("skipbackup export ", with: "skipbackup export " + mechanisms)
+    let mark = marks.isEmpty ? "skipbackup mark \(shellQuoted(target)), then " : ""
+    return mark + "with ROOT a directory above it: " + export
+  }
+}
+
+/// `text` as one shell word: as it is when it holds only safe characters,
+/// otherwise in single quotes.
+func shellQuoted(_ text: String) -> String {
+  let safe = text.unicodeScalars.allSatisfy {
+    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+      || "/._-+,:@%=".unicodeScalars.contains($0)
+  }
+  if safe && !text.isEmpty { return text }
+  return "'" + text.replacingAll("'", with: "'\\''") + "'"
+}
+
+extension String {
+  fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+    var result = ""
+    for character in self {
+      if character == target { result += replacement } else { result.append(character) }
+    }
+    return result
+  }
+}
