@@ -55,7 +55,8 @@ extension CLITests {
       let tree = try TemporaryDirectory()
       for index in 0..<4000 { tree.file("d\(index % 10)/f\(index)") }
       let result = python(
-        Self.progressUnderASignal, [Argument(skipbackupPath), Argument(tree.path), Argument("\(signal)")])
+        Self.progressUnderASignal,
+        [Argument(skipbackupPath), Argument(tree.path), Argument("\(signal)")])
       // Still dead by the signal, and the line drawn last is erased: "\r" and "erase line".
       #expect(result.lines.first == "\(-signal)", "\(result)")
       #expect(result.lines.last == #"b'items/s\x1b[K\r\x1b[K'"#, "\(result)")
@@ -74,7 +75,8 @@ extension CLITests {
       let help = skipbackup("mark", "--help").output.split(whereSeparator: \.isWhitespace)
       #expect(help.joined(separator: " ").contains(exception))
       let root = HelpTests.packageRoot
-      let guide = try String(contentsOf: root.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+      let guide = try String(
+        contentsOf: root.appendingPathComponent("docs/cli.md"), encoding: .utf8)
       let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
       for document in [guide, readme] {
         #expect(
