@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|export|du|explain|help)
+    mark|clear|status|check|list|export|du|explain|sweep|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain sweep help' -- "${cur}"))
         ;;
     esac
 }
@@ -402,6 +402,38 @@ _skipbackup_explain() {
     case "${positional_number}" in
     *)
         __skipbackup_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_skipbackup_sweep() {
+    repeating_flags=()
+    non_repeating_flags=(--undo --list-rules --no-builtin-rules -x --one-file-system -n --dry-run -v --verbose -q --quiet --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=(--rules --format)
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--rules')
+        __skipbackup_add_completions -f
+        return
+        ;;
+    '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion sweep -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    '--format')
+        __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -d
         return
         ;;
     esac

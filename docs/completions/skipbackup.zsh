@@ -58,13 +58,14 @@ _skipbackup() {
             'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.'
             'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
             'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
+            'sweep:Mark what can be downloaded or built again, by rule, and keep those marks current.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|du|explain|help)
+        mark|clear|status|check|list|export|du|explain|sweep|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -214,6 +215,29 @@ _skipbackup_explain() {
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and explain its target.]'
         '--format[How to print\: text, for a person, or json, one JSON object a PATH.]:text|json:{__skipbackup_complete "${___format[@]}"}'
         '*:PATH:_files'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_sweep() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--undo[Take back every mark a sweep made under each ROOT, and only those.]'
+        '--list-rules[Print every effective rule, one a line\: its name, the rule, and where it comes from.]'
+        '--rules[Read the rules from FILE instead of $XDG_CONFIG_HOME/skipbackup/rules (or ~/.config/skipbackup/rules).]:FILE:_files'
+        '--no-builtin-rules[Apply only the rules file'\''s rules.]'
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion sweep -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are not entered.]'
+        '(-n --dry-run)'{-n,--dry-run}'[Show what would change and how much each item would keep out of backups, with a total; change nothing.]'
+        '(-v --verbose)'{-v,--verbose}'[Print each item that changes, and end with a summary of the counts on standard error.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '--format[How to print each change\: text, one line each, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
+        '*:ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

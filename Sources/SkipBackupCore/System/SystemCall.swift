@@ -19,6 +19,9 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case pthreadCreate = "pthread_create"
   case pthreadJoin = "pthread_join"
   case sysconf
+  // Running git for sweep's gitignore rule (ChildProcess.swift).
+  case pipe, waitpid
+  case posixSpawn = "posix_spawn"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.

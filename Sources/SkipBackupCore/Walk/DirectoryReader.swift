@@ -41,6 +41,50 @@ struct DirentRecords {
   }
 }
 
+/// A directory's whole listing, as the walk read it with
+/// ``TreeWalkOptions/wholeListings``: valid during the visits of its entries.
+package struct DirectoryListing {
+  let records: UnsafeRawBufferPointer
+
+  /// Calls `body` with each entry but `.` and `..`.
+  package func forEach(_ body: (DirectoryEntry) -> Void) {
+    guard let base = records.baseAddress else { return }
+    var iterator = DirentRecords(offset: 0, end: records.count)
+    while let entry = iterator.next(in: base) {
+      if !entry.isDotOrDotDot { body(entry) }
+    }
+  }
+
+  /// Whether an entry is called `name`.
+  package func contains(_ name: some Collection<UInt8>) -> Bool {
+    guard let base = records.baseAddress else { return false }
+    var iterator = DirentRecords(offset: 0, end: records.count)
+    let count = name.count
+    while let entry = iterator.next(in: base) {
+      if entry.nameLength == count,
+        UnsafeRawBufferPointer(start: entry.name, count: count).elementsEqual(name)
+      {
+        return true
+      }
+    }
+    return false
+  }
+
+  /// Whether an entry's name satisfies `matches`.
+  package func contains(where matches: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+    guard let base = records.baseAddress else { return false }
+    var iterator = DirentRecords(offset: 0, end: records.count)
+    while let entry = iterator.next(in: base) {
+      if !entry.isDotOrDotDot
+        && matches(UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength))
+      {
+        return true
+      }
+    }
+    return false
+  }
+}
+
 /// Reads one directory's entries in batches of up to `batchSize` bytes.
 ///
 /// The corresponding C function is `getdents64(2)`.

@@ -15,6 +15,16 @@ package protocol TreeVisitor: AnyObject {
   func visit(_ entry: TreeEntry) -> TreeVisit
   /// Hears of a directory that could not be opened or read.
   func walkFailed(_ error: SkipBackupError)
+  /// With ``TreeWalkOptions/wholeListings``: sees a directory's whole
+  /// listing, its path and its entries' depth, before its entries are
+  /// visited (on this visitor's thread).
+  func enterDirectory(_ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int)
+}
+
+extension TreeVisitor {
+  package func enterDirectory(
+    _ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int
+  ) {}
 }
 
 /// Walks the tree at `root` as ``walkTree(root:options:visit:failure:)``
@@ -33,6 +43,7 @@ package func walkTree(
   precondition(!visitors.isEmpty)
   let first = visitors[0]
   var walker = TreeWalker(options: options, visit: first.visit, failure: first.walkFailed)
+  if options.wholeListings { walker.enter = first.enterDirectory }
   defer { walker.release() }
   let sharing =
     visitors.count > 1
@@ -142,6 +153,7 @@ final class WorkSharing: @unchecked Sendable {
   /// One helper's life: take directories until the walk is over.
   fileprivate func walkAsHelper(_ visitor: any TreeVisitor) {
     var walker = TreeWalker(options: options, visit: visitor.visit, failure: visitor.walkFailed)
+    if options.wholeListings { walker.enter = visitor.enterDirectory }
     walker.sharing = self
     walker.rootDevice = rootDevice
     walker.visited = threshold  // helpers never start helpers

@@ -59,10 +59,19 @@ package struct TreeWalkOptions: Sendable {
   /// Follow the root when it is a symbolic link. Nothing below the root is
   /// ever followed.
   package var followRootSymbolicLink = false
+  /// Read each directory's records whole before visiting any of its
+  /// entries, and hand the listing to ``TreeVisitor/enterDirectory(_:path:depth:)``:
+  /// what `sweep` needs to look sentinels up among an entry's siblings
+  /// without a call per entry. Memory then holds the listing of each open
+  /// level, not one batch.
+  package var wholeListings = false
 
-  package init(oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false) {
+  package init(
+    oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false, wholeListings: Bool = false
+  ) {
     self.oneFileSystem = oneFileSystem
     self.followRootSymbolicLink = followRootSymbolicLink
+    self.wholeListings = wholeListings
   }
 }
 
@@ -104,6 +113,9 @@ struct TreeWalker: ~Copyable {
   let options: TreeWalkOptions
   let visit: (TreeEntry) -> TreeVisit
   let failure: (SkipBackupError) -> Void
+  /// With ``TreeWalkOptions/wholeListings``: hears of each directory's
+  /// whole listing, its path and its entries' depth, before they are visited.
+  var enter: ((DirectoryListing, UnsafeBufferPointer<UInt8>, Int) -> Void)?
   var counts = TreeWalkCounts()
 
   /// The bytes of the current path, NUL-terminated.
@@ -115,6 +127,8 @@ struct TreeWalker: ~Copyable {
   var stack: [Frame] = []
   /// Copies of unread records for levels that were left to descend.
   var spareStashes: [UnsafeMutableRawBufferPointer] = []
+  /// Listing buffers of levels that were left, for reuse.
+  var spareListings: [UnsafeMutableRawBufferPointer] = []
   var rootDevice: dev_t = 0
   /// Other walkers this one may hand directories to, when the walk is parallel.
   var sharing: WorkSharing?
@@ -132,6 +146,9 @@ struct TreeWalker: ~Copyable {
     var stashRecords = DirentRecords()
     /// Whether the rest of the shared batch is this level's.
     var readsBatch = false
+    /// With ``TreeWalkOptions/wholeListings``: every record of the directory.
+    var listing: UnsafeMutableRawBufferPointer?
+    var listingRecords = DirentRecords()
   }
 
   static var batchSize: Int { 64 * 1024 }
@@ -148,9 +165,13 @@ struct TreeWalker: ~Copyable {
   }
 
   mutating func release() {
-    for frame in stack { _ = system_close(frame.descriptor) }
+    for frame in stack {
+      _ = system_close(frame.descriptor)
+      frame.listing?.deallocate()
+    }
     stack.removeAll()
     for stash in spareStashes { stash.deallocate() }
+    for listing in spareListings { listing.deallocate() }
     batch.deallocate()
     path.release()
   }
@@ -212,6 +233,7 @@ struct TreeWalker: ~Copyable {
         let frame = stack.removeLast()
         _ = system_close(frame.descriptor)
         if let stash = frame.stash { spareStashes.append(stash) }
+        if let listing = frame.listing { spareListings.append(listing) }
         continue
       }
       if record.isDotOrDotDot { continue }
@@ -222,6 +244,10 @@ struct TreeWalker: ~Copyable {
   /// The next record of the deepest open directory, or `nil` at its end.
   mutating func nextRecord() -> DirectoryEntry? {
     let top = stack.count - 1
+    if options.wholeListings {
+      if stack[top].listing == nil, !readWholeListing(top) { return nil }
+      return stack[top].listingRecords.next(in: stack[top].listing!.baseAddress!)
+    }
     if let stash = stack[top].stash,
       let record = stack[top].stashRecords.next(in: stash.baseAddress!)
     {
@@ -307,6 +333,42 @@ struct TreeWalker: ~Copyable {
       counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed
     case .failure(let errno):
       failure(SkipBackupError(.openat, errno, path: path.filePath))
+    }
+  }
+
+  /// Reads every record of the directory at `index` into its listing
+  /// buffer, then tells ``enter``; on a failure, reports it and visits none
+  /// of the entries (a part of a listing would hide a sentinel).
+  mutating func readWholeListing(_ index: Int) -> Bool {
+    var buffer = spareListings.popLast() ?? .allocate(byteCount: 16 * 1024, alignment: 8)
+    var count = 0
+    while true {
+      // Room for at least one record of the longest name.
+      if buffer.count - count < 512 {
+        let grown = UnsafeMutableRawBufferPointer.allocate(
+          byteCount: buffer.count * 2, alignment: 8)
+        grown.baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: count)
+        buffer.deallocate()
+        buffer = grown
+      }
+      let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[count...])
+      switch readDirentBatch(stack[index].descriptor, into: rest) {
+      case .success(0):
+        stack[index].listing = buffer
+        stack[index].listingRecords = DirentRecords(offset: 0, end: count)
+        path.truncate(to: stack[index].pathLength)
+        enter?(
+          DirectoryListing(records: UnsafeRawBufferPointer(rebasing: buffer[..<count])),
+          path.bytes, stack[index].depth)
+        return true
+      case .success(let read):
+        count += read
+      case .failure(let errno):
+        spareListings.append(buffer)
+        path.truncate(to: stack[index].pathLength)
+        failure(SkipBackupError(.getdents64, errno, path: path.filePath))
+        return false
+      }
     }
   }
 

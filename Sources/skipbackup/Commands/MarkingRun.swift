@@ -161,6 +161,13 @@ final class MarkingWorker: TreeVisitor {
       changed = run.action == .mark ? marks.count < mechanisms.count : !marks.isEmpty
     } else {
       changed = run.action == .mark ? try mechanisms.mark(item) : try mechanisms.clear(item)
+      // A sweep's record goes with a mark cleared, and with a mark a person
+      // makes again, which becomes theirs: no sweep removes it later. In a
+      // recursive run, only where the mark was there already or was removed
+      // (a call per item otherwise costs every item of the tree).
+      if !run.items.recursive || (run.action == .mark) != changed {
+        try SweepProvenance.remove(from: item)
+      }
     }
     guard changed else {
       counts.unchanged += 1

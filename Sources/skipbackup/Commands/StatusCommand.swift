@@ -68,7 +68,14 @@ struct StatusCommand: ParsableCommand {
           _ = walkTree(root: path, options: items.walkOptions, visitors: visitors)
         } else {
           let status = try mechanisms.status(of: path, followSymbolicLinks: items.dereference)
-          report.write(path.bytes, marks: status.marks, inheritedFrom: status.inheritedFrom?.bytes)
+          let rule =
+            status.marks.isEmpty
+            ? nil
+            : try SweepProvenance.read(
+              from: FileItem(path: path, followSymbolicLinks: items.dereference))?.rule
+          report.write(
+            path.bytes, marks: status.marks, inheritedFrom: status.inheritedFrom?.bytes,
+            sweepRule: rule)
         }
       } catch {
         diagnostics.report(error, after: report.output)
@@ -106,7 +113,11 @@ private final class StatusVisitor: TreeVisitor {
     }
     // The nearest marked directory: one in the walk, or else one above the root.
     let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
-    report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom)
+    // The rule behind a sweep's mark: read only for marked items.
+    let rule =
+      marks.isEmpty || !(report.verbose || report.format == .json)
+      ? nil : (try? SweepProvenance.read(from: entry.item))?.rule
+    report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom, sweepRule: rule)
     return marks.isEmpty ? .descend : .descendMarked
   }
 
@@ -127,7 +138,10 @@ final class StatusReport {
     self.verbose = verbose
   }
 
-  func write(_ path: some Collection<UInt8>, marks: MechanismSet, inheritedFrom: [UInt8]?) {
+  func write(
+    _ path: some Collection<UInt8>, marks: MechanismSet, inheritedFrom: [UInt8]?,
+    sweepRule: [UInt8]? = nil
+  ) {
     let excluded = !marks.isEmpty || inheritedFrom != nil
     switch format {
     case .json:
@@ -140,6 +154,7 @@ final class StatusReport {
       } else {
         line.null("inherited_from")
       }
+      if let sweepRule { line.path("sweep_rule", sweepRule) }
       output.write(line.finish())
     case .text:
       output.write(excluded ? "[Excluded]    " : "[Included]    ")
@@ -147,6 +162,9 @@ final class StatusReport {
       if verbose {
         var details: [String] = []
         if !marks.isEmpty { details.append("marked: " + marks.names.joined(separator: ", ")) }
+        if let sweepRule {
+          details.append("by sweep rule " + String(escapingForDisplay: sweepRule))
+        }
         if let inheritedFrom {
           details.append("inherited from " + String(escapingForDisplay: inheritedFrom))
         }

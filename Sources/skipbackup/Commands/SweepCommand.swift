@@ -1,0 +1,271 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+struct SweepCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "sweep",
+    abstract: "Mark what can be downloaded or built again, by rule, and keep those marks current.",
+    discussion: """
+      Walks each ROOT (by default $HOME) once and marks, with the resource mark unless -m or the \
+      rules file says otherwise, every item a rule matches: node_modules beside a package.json, \
+      target beside a Cargo.toml, Python's __pycache__, the XDG cache directory, the package \
+      managers' caches, and what the rules file adds. It never enters a directory that it marks \
+      or finds excluded, and never follows a symbolic link. Each mark it makes carries a record \
+      (user.skipbackup.sweep) of the rule behind it, so that a later sweep takes back its own \
+      marks when their rule no longer applies (the sentinel is gone, the rule was removed, or a \
+      keep rule now covers the item), and --undo takes back every mark a sweep made under ROOT. \
+      Marks made by mark, by setfattr or by another program are never touched.
+
+      The rules file is --rules FILE, or else $XDG_CONFIG_HOME/skipbackup/rules, or else \
+      ~/.config/skipbackup/rules. Its lines: sentinel NAME SENTINEL..., name NAME, path PATH, \
+      keep PATH-OR-GLOB, gitignore, mechanisms M[,M...] and disable RULE (see docs/sweep.md). \
+      --list-rules prints every effective rule with its name and origin.
+
+      Exit status: 0 when every item was handled, 1 when any failed (each failure is reported \
+      and the rest is still swept), 64 for a usage error or a rules file line that does not parse.
+      """)
+
+  @Flag(help: "Take back every mark a sweep made under each ROOT, and only those.")
+  var undo = false
+
+  @Flag(
+    help: "Print every effective rule, one a line: its name, the rule, and where it comes from.")
+  var listRules = false
+
+  @Option(
+    name: .customLong("rules"),
+    help: ArgumentHelp(
+      "Read the rules from FILE instead of $XDG_CONFIG_HOME/skipbackup/rules (or ~/.config/skipbackup/rules).",
+      valueName: "FILE"), completion: .file())
+  var rulesFile: String?
+
+  @Flag(name: .customLong("no-builtin-rules"), help: "Apply only the rules file's rules.")
+  var noBuiltinRules = false
+
+  @OptionGroup var mechanisms: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
+  )
+  var oneFileSystem = false
+
+  @Flag(
+    name: [.customShort("n"), .long],
+    help:
+      "Show what would change and how much each item would keep out of backups, with a total; change nothing."
+  )
+  var dryRun = false
+
+  @OptionGroup var reporting: ReportingOptions
+
+  @Option(
+    help: ArgumentHelp(
+      "How to print each change: text, one line each, or json, one JSON object a line.",
+      valueName: "text|json"))
+  var format: StatusCommand.Format = .text
+
+  @Argument(
+    help: ArgumentHelp("The directories to sweep (default: $HOME).", valueName: "ROOT"),
+    completion: .directory)
+  var roots: [String] = []
+
+  func validate() throws {
+    if undo && listRules { throw ValidationError("--undo and --list-rules cannot go together.") }
+  }
+
+  func run() throws {
+    let environment = SweepRules.Environment.canonical
+    let progress = Progress(enabled: !reporting.quiet && !listRules)
+    let diagnostics = Diagnostics(progress: progress)
+
+    var rules = SweepRules.empty
+    if !undo {
+      rules = try loadRules(environment, diagnostics)
+    }
+    if listRules {
+      printRules(rules)
+      return
+    }
+    let table = RuleTable(rules)
+    let written = try mechanisms.mechanisms(default: rules.mechanisms ?? MechanismSet([.resource]))
+
+    var git: GitIgnored?
+    if !undo, let index = table.gitignoreRule {
+      guard let program = findProgram("git") else {
+        diagnostics.report(
+          "gitignore (\(table.rules[index].origin)): git is not on PATH, and this rule asks git what it ignores; nothing was changed"
+        )
+        throw ExitCode.failure
+      }
+      git = GitIgnored(git: program)
+    }
+
+    var rootPaths = roots.map(RawArguments.path)
+    if rootPaths.isEmpty {
+      guard let home = SweepRules.Environment.variable("HOME") else {
+        throw ValidationError("HOME is not set: give a ROOT.")
+      }
+      rootPaths = [FilePath(platformString: (home.map { CChar(bitPattern: $0) } + [0]))]
+    }
+
+    let run = SweepRun(
+      mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
+      verbose: reporting.verbose, format: format, git: git, diagnostics: diagnostics)
+    let visitors = (0..<walkThreads).map { _ in SweepVisitor(run: run, progress: progress) }
+    let options = TreeWalkOptions(oneFileSystem: oneFileSystem, wholeListings: !undo)
+    for root in rootPaths {
+      let walked = root.bytes
+      guard let canonical = canonicalPath(walked) else {
+        do throws(SkipBackupError) {
+          _ = try FileItem(path: root, followSymbolicLinks: false).status()
+          diagnostics.report("\(root.escapedDescription): cannot be resolved to a canonical path")
+        } catch {
+          diagnostics.report(error, after: visitors[0].output)
+        }
+        continue
+      }
+      if !undo {
+        do throws(SkipBackupError) {
+          // Below a marked directory, everything is excluded already.
+          if let above = try run.reader.mechanisms.markedAncestor(of: root) {
+            if reporting.verbose {
+              diagnostics.note(
+                "\(root.escapedDescription): not swept: \(above.escapedDescription) above it is excluded"
+              )
+            }
+            continue
+          }
+        } catch {
+          diagnostics.report(error, after: visitors[0].output)
+          continue
+        }
+      }
+      let sweepRoot = SweepRoot(walked: walked, canonical: canonical, table: table)
+      for visitor in visitors { visitor.root = sweepRoot }
+      let counts = walkTree(root: root, options: options, visitors: visitors)
+      visitors[0].counts.vanished += counts.vanished
+    }
+    for visitor in visitors { visitor.output.flush() }
+    progress.erase()
+    let total = visitors.reduce(SweepCounts()) { $0 + $1.counts }
+    if dryRun && format == .text {
+      let output = visitors[0].output
+      let what = undo ? "would take back" : "would exclude"
+      var summary = "total: \(what) \(total.marked + (undo ? total.cleared : 0)) "
+      summary += (total.marked + (undo ? total.cleared : 0)) == 1 ? "item" : "items"
+      if !undo {
+        summary += " (\(humanSize(total.bytes)) kept out of backups)"
+        summary += ", would include \(total.cleared)"
+      }
+      summary += "; nothing was changed\n"
+      output.write(summary)
+      output.flush()
+    }
+    if reporting.verbose {
+      var parts =
+        undo
+        ? ["\(dryRun ? "would take back" : "took back") \(total.cleared)"]
+        : [
+          "\(dryRun ? "would mark" : "marked") \(total.marked)",
+          "\(dryRun ? "would clear" : "cleared") \(total.cleared)",
+          "already marked \(total.alreadyMarked)",
+          "skipped \(total.skipped) (kept by a keep rule, or no mark applies)",
+        ]
+      if oneFileSystem { parts.append("not entered \(total.otherFilesystem) (other filesystems)") }
+      if total.vanished > 0 { parts.append("vanished \(total.vanished)") }
+      parts.append("errors \(diagnostics.failures)")
+      if !undo { parts.append("bytes kept out \(total.bytes) (\(humanSize(total.bytes)))") }
+      diagnostics.note(parts.joined(separator: ", "))
+    }
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+  }
+
+  /// The built-in rules and the rules file's; a file that cannot be read
+  /// or a line that does not parse ends the run here, before anything changes.
+  private func loadRules(
+    _ environment: SweepRules.Environment, _ diagnostics: Diagnostics
+  ) throws -> SweepRules {
+    let file: FilePath
+    if let rulesFile {
+      file = RawArguments.path(rulesFile)
+    } else if let config = SweepRules.Environment.variable("XDG_CONFIG_HOME") {
+      file = FilePath(platformString: config.map { CChar(bitPattern: $0) } + [0])
+        .appending("skipbackup/rules")
+    } else if let home = environment.home {
+      file = FilePath(platformString: home.map { CChar(bitPattern: $0) } + [0])
+        .appending(".config/skipbackup/rules")
+    } else {
+      file = FilePath()
+    }
+    var text: [UInt8]?
+    if !file.isEmpty {
+      do {
+        text = try readWholeFile(file)
+      } catch .noSuchFileOrDirectory where rulesFile == nil {
+        text = nil  // no rules file of one's own: the built-in rules alone
+      } catch {
+        diagnostics.report(
+          "\(file.escapedDescription): cannot read the rules file: \(error.description.lowercased())"
+        )
+        throw ExitCode(64)
+      }
+    }
+    do {
+      return try SweepRules(
+        builtIn: !noBuiltinRules, fileText: text, fileName: file.escapedDescription,
+        environment: environment)
+    } catch {
+      diagnostics.report(error.description)
+      throw ExitCode(64)
+    }
+  }
+
+  private func printRules(_ rules: SweepRules) {
+    let output = Output()
+    for rule in rules.rules {
+      output.write(rule.name)
+      output.write(UInt8(ascii: "\t"))
+      output.write(rule.definition)
+      output.write("\t" + rule.origin + "\n")
+      output.endRecord()
+    }
+    for keep in rules.keeps {
+      output.write(keep.argument)
+      output.write(UInt8(ascii: "\t"))
+      output.write(keep.definition)
+      output.write("\t" + keep.origin + "\n")
+      output.endRecord()
+    }
+    output.flush()
+  }
+}
+
+/// The whole of a small file, such as the rules file.
+private func readWholeFile(_ path: FilePath) throws(Errno) -> [UInt8] {
+  let descriptor: FileDescriptor
+  do {
+    descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
+  } catch let error as Errno {
+    throw error
+  } catch {
+    throw .ioError
+  }
+  defer { try? descriptor.close() }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+  while true {
+    let count: Int
+    do {
+      count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+    } catch let error as Errno {
+      throw error
+    } catch {
+      throw .ioError
+    }
+    if count == 0 { return bytes }
+    bytes += chunk[..<count]
+  }
+}

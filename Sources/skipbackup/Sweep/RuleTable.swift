@@ -1,0 +1,137 @@
+import SkipBackupCore
+
+/// The rules, arranged for the walk: directory rules found by the length of
+/// a name and then its bytes (no hashing, no allocation per entry), path
+/// rules by the directory that holds them, keep rules by their depth.
+struct RuleTable: Sendable {
+  let rules: [SweepRule]
+  let keeps: [KeepRule]
+  /// Sentinel and name rules, by the length of the directory name they match.
+  private let directoryRules: [[Int]]
+  let pathRules: [Int]
+  let gitignoreRule: Int?
+
+  init(_ sweepRules: SweepRules) {
+    rules = sweepRules.rules
+    keeps = sweepRules.keeps
+    var byLength = [[Int]](repeating: [], count: 256)
+    var paths: [Int] = []
+    var gitignore: Int?
+    for (index, rule) in rules.enumerated() {
+      switch rule.kind {
+      case .sentinel(let directory, _), .name(let directory):
+        if directory.count < 256 { byLength[directory.count].append(index) }
+      case .path:
+        paths.append(index)
+      case .gitignore:
+        if gitignore == nil { gitignore = index }
+      }
+    }
+    directoryRules = byLength
+    pathRules = paths
+    gitignoreRule = gitignore
+  }
+
+  /// The first sentinel or name rule that matches a directory called `name`
+  /// whose parent's listing is `siblings`; `item` is the directory, for
+  /// sentinels looked for inside it.
+  func directoryRule(
+    named name: UnsafeRawBufferPointer, siblings: DirectoryListing?, item: FileItem
+  ) -> Int? {
+    guard name.count < 256 else { return nil }
+    for index in directoryRules[name.count] where matchesDirectory(index, name, siblings, item) {
+      return index
+    }
+    return nil
+  }
+
+  private func matchesDirectory(
+    _ index: Int, _ name: UnsafeRawBufferPointer, _ siblings: DirectoryListing?, _ item: FileItem
+  ) -> Bool {
+    switch rules[index].kind {
+    case .name(let directory):
+      return name.elementsEqual(directory)
+    case .sentinel(let directory, let sentinels):
+      guard name.elementsEqual(directory) else { return false }
+      return sentinels.contains { sentinel in
+        if sentinel.inside { return item.holdsEntry(named: sentinel.glob.pattern) }
+        guard let siblings else { return false }
+        if sentinel.glob.isLiteral { return siblings.contains(sentinel.glob.pattern) }
+        return siblings.contains { sentinel.glob.matches($0) }
+      }
+    default:
+      return false
+    }
+  }
+
+  /// The keep rule that covers the absolute path `path`, if any.
+  func keep(covering path: [UInt8]) -> KeepRule? {
+    keeps.first { $0.covers(path) }
+  }
+
+  /// Whether some rule called `name` still applies to the item, and if
+  /// none does, why, for the `(rule gone: ...)` line.
+  func applies(
+    ruleNamed name: [UInt8], to item: ItemFacts
+  ) -> (applies: Bool, reason: String) {
+    var reason = "no longer among the rules"
+    var found = false
+    for rule in rules where rule.name == name {
+      if !found {
+        found = true
+        reason = goneReason(rule)
+      }
+      switch rule.kind {
+      case .sentinel(let directory, let sentinels):
+        guard item.isDirectory, item.name.elementsEqual(directory) else { continue }
+        // A ROOT's parent is not read: its record stands while the rule does.
+        guard let siblings = item.siblings else { return (true, "") }
+        let present = sentinels.contains { sentinel in
+          if sentinel.inside { return item.item.holdsEntry(named: sentinel.glob.pattern) }
+          if sentinel.glob.isLiteral { return siblings.contains(sentinel.glob.pattern) }
+          return siblings.contains { sentinel.glob.matches($0) }
+        }
+        if present { return (true, "") }
+      case .name(let directory):
+        if item.isDirectory && item.name.elementsEqual(directory) { return (true, "") }
+      case .path(let path):
+        if item.absolutePath == path { return (true, "") }
+      case .gitignore:
+        if item.isIgnored { return (true, "") }
+      }
+    }
+    return (false, reason)
+  }
+
+  private func goneReason(_ rule: SweepRule) -> String {
+    switch rule.kind {
+    case .sentinel(_, let sentinels):
+      let beside = sentinels.filter { !$0.inside }.map {
+        String(escapingForDisplay: $0.glob.pattern)
+      }
+      let inside = sentinels.filter(\.inside).map { String(escapingForDisplay: $0.glob.pattern) }
+      var parts: [String] = []
+      if !beside.isEmpty { parts.append("no " + beside.joined(separator: " or ") + " beside it") }
+      if !inside.isEmpty { parts.append("no " + inside.joined(separator: " or ") + " in it") }
+      return parts.joined(separator: " and ")
+    case .name:
+      return "not a directory by that name"
+    case .path:
+      return "no longer the rule's path"
+    case .gitignore:
+      return "git no longer ignores it"
+    }
+  }
+}
+
+/// What the rules look at in one item of the walk.
+struct ItemFacts {
+  let item: FileItem
+  let isDirectory: Bool
+  /// The entry's name, borrowed from the walk.
+  let name: UnsafeRawBufferPointer
+  /// The parent's listing; `nil` for a ROOT.
+  let siblings: DirectoryListing?
+  let absolutePath: [UInt8]
+  let isIgnored: Bool
+}

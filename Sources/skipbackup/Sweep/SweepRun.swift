@@ -1,0 +1,394 @@
+import SkipBackupCore
+import SystemPackage
+
+/// What every walk thread of a sweep shares: the rules, what to write, how
+/// to report. Nothing in it changes during the walk but the git index,
+/// which has its own lock.
+final class SweepRun: Sendable {
+  enum Mode { case sweep, undo }
+
+  let mode: Mode
+  let table: RuleTable
+  /// What a sweep writes on a directory, and on a file (no CACHEDIR.TAG).
+  let mechanisms: MechanismSet
+  let fileMechanisms: MechanismSet
+  /// What counts as "already excluded": every attribute mark and what the
+  /// sweep writes.
+  let reader: SweepStateReader
+  let dryRun: Bool
+  let verbose: Bool
+  let format: StatusCommand.Format
+  let git: GitIgnored?
+  let diagnostics: Diagnostics
+
+  init(
+    mode: Mode, table: RuleTable, mechanisms: MechanismSet, dryRun: Bool, verbose: Bool,
+    format: StatusCommand.Format, git: GitIgnored?, diagnostics: Diagnostics
+  ) {
+    self.mode = mode
+    self.table = table
+    self.mechanisms = mechanisms
+    self.fileMechanisms = mechanisms.applicableToFiles
+    self.reader = SweepStateReader(mechanisms: mechanisms.union(.all))
+    self.dryRun = dryRun
+    self.verbose = verbose
+    self.format = format
+    self.git = git
+    self.diagnostics = diagnostics
+  }
+
+  /// Sizes are worked out (a walk of what is marked) only when shown.
+  var wantsSizes: Bool { dryRun || verbose }
+}
+
+/// One ROOT as the rules see it: how a walked path becomes an absolute
+/// one, and the path rules that fall under it, by the directory that holds them.
+struct SweepRoot {
+  /// The walked path's first bytes that stand for the ROOT (0 for `/`).
+  let walkedLength: Int
+  /// The ROOT's canonical path ("" for `/`), which replaces them.
+  let canonicalPrefix: [UInt8]
+  /// Path rules under the ROOT, by their directory relative to it ("" for
+  /// the ROOT itself, else "/a/b"), with the name each matches.
+  let pathRules: [[UInt8]: [(name: [UInt8], rule: Int)]]
+  let pathRuleDirectoryLengths: Set<Int>
+  /// A path rule that names the ROOT itself.
+  let rootRule: Int?
+
+  init(walked: [UInt8], canonical: [UInt8], table: RuleTable) {
+    walkedLength = walked == [UInt8(ascii: "/")] ? 0 : walked.count
+    canonicalPrefix = canonical == [UInt8(ascii: "/")] ? [] : canonical
+    var byDirectory: [[UInt8]: [(name: [UInt8], rule: Int)]] = [:]
+    var root: Int?
+    for index in table.pathRules {
+      guard case .path(let path) = table.rules[index].kind else { continue }
+      if path == canonical || (canonical == [UInt8(ascii: "/")] && path == canonical) {
+        if root == nil { root = index }
+        continue
+      }
+      guard path.count > canonicalPrefix.count + 1, path.starts(with: canonicalPrefix),
+        path[canonicalPrefix.count] == UInt8(ascii: "/")
+      else { continue }
+      let relative = path[canonicalPrefix.count...]
+      let slash = relative.lastIndex(of: UInt8(ascii: "/"))!
+      byDirectory[Array(relative[..<slash]), default: []].append(
+        (Array(relative[(slash + 1)...]), index))
+    }
+    pathRules = byDirectory
+    pathRuleDirectoryLengths = Set(byDirectory.keys.map(\.count))
+    rootRule = root
+  }
+
+  /// The absolute path of a walked path.
+  func absolute(_ walked: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    canonicalPrefix + walked[walkedLength...]
+  }
+}
+
+/// What a sweep did, per thread, added up at the end.
+struct SweepCounts {
+  var marked = 0
+  var cleared = 0
+  var alreadyMarked = 0
+  var skipped = 0
+  var vanished = 0
+  var otherFilesystem = 0
+  var bytes: Int64 = 0
+
+  static func + (lhs: SweepCounts, rhs: SweepCounts) -> SweepCounts {
+    SweepCounts(
+      marked: lhs.marked + rhs.marked, cleared: lhs.cleared + rhs.cleared,
+      alreadyMarked: lhs.alreadyMarked + rhs.alreadyMarked, skipped: lhs.skipped + rhs.skipped,
+      vanished: lhs.vanished + rhs.vanished,
+      otherFilesystem: lhs.otherFilesystem + rhs.otherFilesystem, bytes: lhs.bytes + rhs.bytes)
+  }
+}
+
+/// One walk thread's part of a sweep: its output, counts, and what it
+/// knows of each open directory (the listing, the path rules and the names
+/// git ignores in it), by the depth of the directory's entries.
+final class SweepVisitor: TreeVisitor {
+  let output = Output()
+  var counts = SweepCounts()
+  var root: SweepRoot?
+  private let run: SweepRun
+  private var progress: ProgressCounter
+  private var line = JSONLine()
+  private var directories: [Directory] = []
+
+  private struct Directory {
+    var listing: DirectoryListing?
+    var pathRules: [(name: [UInt8], rule: Int)] = []
+    var ignored: Set<[UInt8]>?
+  }
+
+  init(run: SweepRun, progress: Progress) {
+    self.run = run
+    self.progress = ProgressCounter(progress)
+  }
+
+  func walkFailed(_ error: SkipBackupError) {
+    run.diagnostics.report(error, after: output)
+  }
+
+  func enterDirectory(_ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int) {
+    while directories.count <= depth { directories.append(Directory()) }
+    var directory = Directory(listing: listing)
+    if let root, !root.pathRules.isEmpty {
+      let relative = path[root.walkedLength...]
+      if root.pathRuleDirectoryLengths.contains(relative.count) {
+        directory.pathRules = root.pathRules[Array(relative)] ?? []
+      }
+    }
+    if let git = run.git {
+      if listing.contains(Self.gitDirectory), let failure = git.scan(workTree: Array(path)) {
+        run.diagnostics.report(
+          "\(failure); the gitignore rule is left out there", after: output)
+      }
+      directory.ignored = git.ignored(in: path)
+    }
+    directories[depth] = directory
+  }
+
+  private static let gitDirectory = Array(".git".utf8)
+
+  func visit(_ entry: TreeEntry) -> TreeVisit {
+    progress.tick()
+    if entry.isOnOtherFilesystem {
+      counts.otherFilesystem += 1
+      return .skipChildren
+    }
+    guard entry.type == .regular || entry.type == .directory else { return .descend }
+    switch run.mode {
+    case .sweep: return sweep(entry)
+    case .undo: return undo(entry)
+    }
+  }
+
+  // MARK: - Sweep
+
+  private func sweep(_ entry: TreeEntry) -> TreeVisit {
+    let isDirectory = entry.type == .directory
+    let path = entry.pathBytes
+    let nameStart = (path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 }) ?? 0
+    let name = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: path[nameStart...]))
+    let directory = entry.depth > 0 ? directories[entry.depth] : nil
+    var candidate: Int?
+    if let directory {
+      if isDirectory {
+        candidate = run.table.directoryRule(
+          named: name, siblings: directory.listing, item: entry.item)
+      }
+      if candidate == nil, !directory.pathRules.isEmpty {
+        candidate = directory.pathRules.first { name.elementsEqual($0.name) }?.rule
+      }
+      if candidate == nil, let ignored = directory.ignored, ignored.contains(Array(name)) {
+        candidate = run.table.gitignoreRule
+      }
+    } else {
+      candidate = root?.rootRule
+    }
+
+    let state: SweepItemState
+    do {
+      state = try run.reader.state(of: entry.item)
+    } catch  where error.isNoSuchFile && entry.depth > 0 {
+      counts.vanished += 1
+      return .skipChildren
+    } catch {
+      run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      return .skipChildren
+    }
+    // Nearly every item: no rule, no record.
+    if !state.hasRecord && candidate == nil {
+      return state.marks.isEmpty ? .descend : .skipChildren
+    }
+
+    let absolute = root?.absolute(path) ?? Array(path)
+    let keep = run.table.keep(covering: absolute)
+    var marks = state.marks
+    if state.hasRecord {
+      let record: SweepProvenance?
+      do {
+        record = try SweepProvenance.read(from: entry.item)
+      } catch {
+        run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+        return .skipChildren
+      }
+      if let record {
+        let facts = ItemFacts(
+          item: entry.item, isDirectory: isDirectory, name: name, siblings: directory?.listing,
+          absolutePath: absolute,
+          isIgnored: directory?.ignored?.contains(Array(name)) ?? false)
+        let (applies, reason) =
+          keep == nil ? run.table.applies(ruleNamed: record.rule, to: facts) : (false, "")
+        if applies {
+          if marks.isSuperset(of: record.mechanisms) {
+            counts.alreadyMarked += 1
+            return .skipChildren
+          }
+          // Its marks were taken off by hand, the record left: mark again.
+          let again = candidate ?? run.table.rules.firstIndex { $0.name == record.rule }
+          if let again {
+            mark(entry, rule: again, isDirectory: isDirectory)
+            return .skipChildren
+          }
+        } else if let candidate, keep == nil {
+          // Another rule now accounts for it: the record names that one.
+          mark(entry, rule: candidate, isDirectory: isDirectory)
+          return .skipChildren
+        } else {
+          let why =
+            keep.map {
+              "kept by keep \(String(escapingForDisplay: $0.argument)) (\($0.origin))"
+            } ?? reason
+          guard takeBack(entry, record, because: "rule gone: \(record.ruleName): \(why)") else {
+            return .skipChildren
+          }
+          marks.subtract(record.mechanisms)
+          return marks.isEmpty ? .descend : .skipChildren
+        }
+      }
+    }
+    guard let candidate else { return marks.isEmpty ? .descend : .skipChildren }
+    if keep != nil {
+      counts.skipped += 1
+      return marks.isEmpty ? .descend : .skipChildren
+    }
+    if !marks.isEmpty {
+      counts.alreadyMarked += 1
+      return .skipChildren
+    }
+    mark(entry, rule: candidate, isDirectory: isDirectory)
+    return .skipChildren
+  }
+
+  /// Marks `entry` by `rule`: the record first, then the marks, so that an
+  /// interrupted sweep never leaves a mark that looks like a hand mark.
+  private func mark(_ entry: TreeEntry, rule index: Int, isDirectory: Bool) {
+    let mechanisms = isDirectory ? run.mechanisms : run.fileMechanisms
+    guard !mechanisms.isEmpty else {
+      counts.skipped += 1
+      return
+    }
+    let rule = run.table.rules[index]
+    if !run.dryRun {
+      do throws(SkipBackupError) {
+        try SweepProvenance(mechanisms: mechanisms, rule: rule.name).write(to: entry.item)
+        try mechanisms.mark(entry.item)
+      } catch {
+        failed(entry, error)
+        return
+      }
+    }
+    counts.marked += 1
+    let size = run.wantsSizes ? diskUsage(entry) : nil
+    if let size { counts.bytes += size }
+    report(
+      entry.pathBytes, excluded: true, marks: mechanisms, rule: rule.name, reason: nil, size: size)
+  }
+
+  /// An entry gone since its directory was listed is counted; any other
+  /// failure is reported.
+  private func failed(_ entry: TreeEntry, _ error: SkipBackupError) {
+    if error.isNoSuchFile && entry.depth > 0 {
+      counts.vanished += 1
+    } else {
+      run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+    }
+  }
+
+  /// Takes a sweep's marks off `entry` and then its record, and says why;
+  /// returns whether that worked.
+  private func takeBack(_ entry: TreeEntry, _ record: SweepProvenance, because reason: String)
+    -> Bool
+  {
+    if !run.dryRun {
+      do throws(SkipBackupError) {
+        try record.mechanisms.clear(entry.item)
+        try SweepProvenance.remove(from: entry.item)
+      } catch {
+        failed(entry, error)
+        return false
+      }
+    }
+    counts.cleared += 1
+    report(
+      entry.pathBytes, excluded: false, marks: record.mechanisms, rule: record.rule,
+      reason: reason, size: nil)
+    return true
+  }
+
+  // MARK: - Undo
+
+  private func undo(_ entry: TreeEntry) -> TreeVisit {
+    let record: SweepProvenance?
+    do {
+      record = try SweepProvenance.read(from: entry.item)
+    } catch  where error.isNoSuchFile && entry.depth > 0 {
+      counts.vanished += 1
+      return .skipChildren
+    } catch {
+      run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      return .descend
+    }
+    guard let record else { return .descend }
+    _ = takeBack(entry, record, because: "sweep undone: rule \(record.ruleName)")
+    return .descend
+  }
+
+  // MARK: - Output
+
+  private func report(
+    _ path: UnsafeBufferPointer<UInt8>, excluded: Bool, marks: MechanismSet, rule: [UInt8],
+    reason: String?, size: Int64?
+  ) {
+    switch run.format {
+    case .json:
+      line.reset()
+      line.path("path", path)
+      line.bool("excluded", excluded)
+      line.strings("marks", marks.names)
+      line.path("rule", rule)
+      if let reason { line.string("reason", reason) } else { line.null("reason") }
+      if let size { line.number("bytes", size) }
+      line.bool("dry_run", run.dryRun)
+      output.write(line.finish())
+    case .text:
+      output.write(excluded ? "[Excluded]    " : "[Included]    ")
+      output.write(path)
+      output.write("    (")
+      if let reason {
+        output.write(reason)
+      } else {
+        output.write("rule ")
+        output.write(rule)
+      }
+      output.write(")")
+      if let size, run.dryRun {
+        output.write("    ")
+        output.write(humanSize(size))
+      }
+      output.write(UInt8(ascii: "\n"))
+    }
+    output.endRecord()
+  }
+
+  /// The disk usage of what `entry` holds, as `du` counts it (blocks of
+  /// 512 bytes); what cannot be read is left out.
+  private func diskUsage(_ entry: TreeEntry) -> Int64 {
+    var total: Int64 = 0
+    if entry.type != .directory {
+      if let status = try? entry.item.status() { total = Int64(status.st_blocks) * 512 }
+      return total
+    }
+    _ = walkTree(
+      root: entry.path,
+      visit: { inner in
+        if let status = try? inner.item.status() { total += Int64(status.st_blocks) * 512 }
+        return .descend
+      },
+      failure: { _ in })
+    return total
+  }
+}

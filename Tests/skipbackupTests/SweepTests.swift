@@ -1,0 +1,403 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension CLITests {
+  /// `skipbackup sweep` on real trees: ../shared/bench/mkhome.py's home, and
+  /// small trees made here. getfattr is the oracle for what is marked, and
+  /// for the sweep's record (`user.skipbackup.sweep`).
+  @Suite struct SweepTests {
+    static let record = "user.skipbackup.sweep"
+
+    /// Runs the tool with HOME set to `home` and no XDG variables.
+    private func sweep(
+      _ arguments: [String], home: String, environment: [String: String] = [:],
+      asNobody: Bool = false
+    ) -> ProcessResult {
+      var variables = ["HOME": home, "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": ""]
+      for (name, value) in environment { variables[name] = value }
+      return run(
+        [Argument(skipbackupPath), "sweep"] + arguments.map { Argument($0) }, asNobody: asNobody,
+        environment: variables)
+    }
+
+    /// The topmost marked items under `root`, relative to it, as getfattr finds them.
+    private func markedItems(_ root: String) -> Set<String> {
+      Set(
+        topmost(getfattrMarkedPaths(root)).map {
+          String(decoding: $0.dropFirst(root.utf8.count + 1), as: UTF8.self)
+        })
+    }
+
+    /// What getfattr reads as the sweep's record on `path`.
+    private func recordOf(_ path: String) -> String? {
+      getfattr(path, Self.record).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A home from mkhome.py with `projects` projects.
+    private func mkhome(_ tree: TemporaryDirectory, projects: Int = 16) -> String {
+      let home = tree.path + "/home"
+      let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../../shared/bench/mkhome.py").standardized.path
+      let made = run(["python3", Argument(script), Argument(home), Argument("\(projects)")])
+      precondition(made.status == 0, "mkhome.py failed: \(made)")
+      return home
+    }
+
+    /// What the built-in rules must mark in mkhome.py's home: each kind's
+    /// regenerable directories, the caches; never the decoys.
+    private func expectedInHome(projects: Int) -> Set<String> {
+      var expected: Set<String> = [
+        ".cache", ".npm", ".cargo/registry", ".m2/repository", ".gradle/caches",
+      ]
+      let kinds = ["node", "rust", "python", "swift", "php", "elixir", "gradle", "decoy"]
+      for n in 0..<projects {
+        let kind = kinds[n % kinds.count]
+        let project = "code/p" + String(format: "%03d", n) + "-" + kind
+        let regenerable: [String] =
+          switch kind {
+          case "node": ["node_modules"]
+          case "rust": ["target"]
+          case "python": [".venv", "pkg/__pycache__"]
+          case "swift": [".build"]
+          case "php": ["vendor"]
+          case "elixir": ["_build", "deps"]
+          case "gradle": [".gradle", "build"]
+          default: []
+          }
+        for directory in regenerable { expected.insert(project + "/" + directory) }
+      }
+      return expected
+    }
+
+    @Test func theBuiltInRulesMarkMkhomesRegenerableDirectoriesAndNoDecoy() throws {
+      let tree = try TemporaryDirectory()
+      let home = mkhome(tree, projects: 8)
+      let result = sweep([], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(result.standardError.isEmpty, "\(result)")
+      let expected = expectedInHome(projects: 8)
+      #expect(markedItems(home) == expected)
+      // One line per change, and each item carries the record of its rule.
+      #expect(result.lines.count == expected.count, "\(result)")
+      #expect(
+        result.lines.contains(
+          "[Excluded]    \(home)/code/p000-node/node_modules    (rule node_modules)"))
+      #expect(recordOf(home + "/code/p000-node/node_modules") == "resource node_modules")
+      #expect(recordOf(home + "/code/p002-python/.venv") == "resource .venv")
+      #expect(recordOf(home + "/.cache") == "resource xdg-cache")
+      #expect(recordOf(home + "/.npm") == "resource npm-cache")
+      #expect(peerMarks(home + "/code/p001-rust/target") == [.resource])
+      // The decoys: node_modules and target that no sentinel justifies.
+      #expect(peerMarks(home + "/code/p007-decoy/node_modules").isEmpty)
+      #expect(peerMarks(home + "/code/p007-decoy/target").isEmpty)
+    }
+
+    @Test func aRepeatSweepOfAnUnchangedTreeWritesNothing() throws {
+      let tree = try TemporaryDirectory()
+      let home = mkhome(tree, projects: 8)
+      #expect(sweep([], home: home).status == 0)
+      let watched = [home + "/code/p000-node/node_modules", home + "/.cache", home + "/Documents"]
+      let before = watched.map(times)
+      letTheClockTick()
+      let again = sweep(["-v"], home: home)
+      #expect(again.status == 0, "\(again)")
+      #expect(again.standardOutput.isEmpty, "\(again)")
+      #expect(again.errors.contains("marked 0, cleared 0, already marked"), "\(again)")
+      #expect(watched.map(times).map(\.change) == before.map(\.change))
+    }
+
+    @Test func staleMarksAreTakenBackAndHandMarksNeverAre() throws {
+      let tree = try TemporaryDirectory()
+      let home = mkhome(tree, projects: 8)
+      #expect(sweep([], home: home).status == 0)
+      // Hand marks: setfattr, and the tool's own mark, on items no rule covers,
+      // and a hand mark added on top of a swept directory.
+      setfattr(home + "/Documents", .xdg)
+      #expect(skipbackup("mark", Argument(home + "/Pictures")).status == 0)
+      setfattr(home + "/code/p002-python/.venv", .legacy)
+
+      // The sentinel goes: node_modules is no longer regenerable.
+      unlink(home + "/code/p000-node/package.json")
+      // A keep rule now covers target, and the rules file drops the built-in
+      // __pycache__ and the .venv rule.
+      let rules = tree.file(
+        "rules", "keep ~/code/p001-rust\ndisable __pycache__\ndisable .venv\n")
+      let result = sweep(["--rules", rules], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(
+        result.lines.contains {
+          $0.hasPrefix("[Included]    \(home)/code/p000-node/node_modules    (rule gone:")
+            && $0.contains("no package.json beside it")
+        }, "\(result)")
+      #expect(
+        result.lines.contains {
+          $0.hasPrefix("[Included]    \(home)/code/p001-rust/target    (rule gone:")
+            && $0.contains("keep")
+        }, "\(result)")
+      #expect(peerMarks(home + "/code/p000-node/node_modules").isEmpty)
+      #expect(recordOf(home + "/code/p000-node/node_modules") == nil)
+      #expect(peerMarks(home + "/code/p001-rust/target").isEmpty)
+      #expect(peerMarks(home + "/code/p002-python/pkg/__pycache__").isEmpty)
+      // The hand marks stay: only the sweep's resource mark left .venv.
+      #expect(peerMarks(home + "/Documents") == [.xdg])
+      #expect(peerMarks(home + "/Pictures") == [.resource])
+      #expect(peerMarks(home + "/code/p002-python/.venv") == [.legacy])
+      #expect(recordOf(home + "/code/p002-python/.venv") == nil)
+      // Rules that still apply keep their marks.
+      #expect(peerMarks(home + "/code/p003-swift/.build") == [.resource])
+    }
+
+    @Test func undoTakesBackEverySweepMarkEvenInsideExcludedDirectoriesAndOnlyThose() throws {
+      let tree = try TemporaryDirectory()
+      let home = mkhome(tree, projects: 8)
+      #expect(sweep([], home: home).status == 0)
+      // A swept directory inside a directory marked by hand later.
+      setfattr(home + "/code/p004-php", .legacy)
+      setfattr(home + "/Documents/f0001.pdf", .xdg)
+      #expect(skipbackup("mark", "-m", "all", Argument(home + "/Pictures")).status == 0)
+      let dry = sweep(["--undo", "-n"], home: home)
+      #expect(dry.status == 0, "\(dry)")
+      #expect(dry.output.contains("\(home)/code/p004-php/vendor"), "\(dry)")
+      #expect(markedItems(home).contains(".npm"))
+
+      let result = sweep(["--undo"], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(result.output.contains("[Included]    \(home)/code/p004-php/vendor"), "\(result)")
+      #expect(
+        markedItems(home) == ["code/p004-php", "Documents/f0001.pdf", "Pictures"],
+        "\(markedItems(home))")
+      #expect(peerMarks(home + "/Pictures") == [.legacy, .resource, .xdg])
+      #expect(peerMarks(home + "/code/p004-php/vendor").isEmpty)
+      let records = run([
+        "getfattr", "-R", "--absolute-names", "-n", Argument(Self.record), Argument(home),
+      ])
+      #expect(!records.output.contains(Self.record), "\(records)")
+    }
+
+    @Test func aDryRunShowsSizesAndATotalAndChangesNothing() throws {
+      let tree = try TemporaryDirectory()
+      let home = mkhome(tree, projects: 8)
+      let result = sweep(["-n"], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(getfattrMarkedPaths(home).isEmpty)
+      let line = result.lines.first { $0.contains("/code/p000-node/node_modules") }
+      #expect(line?.hasPrefix("[Excluded]    ") == true, "\(result)")
+      #expect(line?.contains("iB") == true, "\(result)")
+      #expect(result.lines.last?.hasPrefix("total: would exclude") == true, "\(result)")
+
+      let json = sweep(["-n", "--format", "json"], home: home)
+      let objects = jsonObjects(json)
+      #expect(objects.count == expectedInHome(projects: 8).count)
+      let node = objects.first {
+        ($0["path"] as? String)?.hasSuffix("p000-node/node_modules") == true
+      }
+      #expect(node?["rule"] as? String == "node_modules")
+      #expect(node?["excluded"] as? Bool == true)
+      #expect((node?["bytes"] as? Int ?? 0) > 0)
+      #expect(getfattrMarkedPaths(home).isEmpty)
+    }
+
+    @Test func theRulesFileAddsSentinelsNamesPathsAndMechanisms() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/app/App.csproj")
+      tree.directory("home/app/bin")
+      tree.directory("home/app/obj")
+      tree.file("home/env/pyvenv.cfg")
+      tree.file("home/big.iso")
+      tree.file("home/site/_config.yml")
+      tree.directory("home/site/_site")
+      tree.directory("home/a/scratch")
+      tree.directory("home/other/venv")  // no pyvenv.cfg inside
+      let config = tree.directory("home/.config/skipbackup")
+      tree.file(
+        "home/.config/skipbackup/rules",
+        """
+        # Jekyll, asimov-style with a comment at the end
+        sentinel _site _config.yml   # Jekyll
+        sentinel env ./pyvenv.cfg
+        name scratch
+        path ~/big.iso
+        mechanisms legacy,resource
+
+        """)
+      _ = config
+      let result = sweep(["--no-builtin-rules"], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(markedItems(home) == ["site/_site", "env", "a/scratch", "big.iso"])
+      #expect(peerMarks(home + "/big.iso") == [.legacy, .resource])
+      #expect(recordOf(home + "/big.iso") == "legacy,resource ~/big.iso")
+      // With the built-in rules: bin and obj beside *.csproj as well.
+      let builtIn = sweep([], home: home)
+      #expect(builtIn.status == 0, "\(builtIn)")
+      #expect(markedItems(home).isSuperset(of: ["app/bin", "app/obj"]))
+      #expect(!markedItems(home).contains("other/venv"))
+
+      // A path rule marks again what an atomic save replaced.
+      rename(tree.file("home/big.iso.new"), home + "/big.iso")
+      #expect(peerMarks(home + "/big.iso").isEmpty)
+      let again = sweep([], home: home)
+      #expect(again.lines == ["[Excluded]    \(home)/big.iso    (rule ~/big.iso)"], "\(again)")
+      #expect(peerMarks(home + "/big.iso") == [.legacy, .resource])
+    }
+
+    @Test func theRulesFileIsFoundTheXDGWay() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.directory("home/x/scratch")
+      tree.file("home/.config/skipbackup/rules", "name scratch\n")
+      tree.file("xdg/skipbackup/rules", "sentinel nothing-here sentinel\n")
+      // XDG_CONFIG_HOME empty means unset: ~/.config.
+      let fromHome = sweep(["--no-builtin-rules", "--list-rules"], home: home)
+      #expect(fromHome.lines == ["scratch\tname scratch\t\(home)/.config/skipbackup/rules:1"])
+      let fromXDG = sweep(
+        ["--no-builtin-rules", "--list-rules"], home: home,
+        environment: ["XDG_CONFIG_HOME": tree.path + "/xdg"])
+      #expect(
+        fromXDG.lines == [
+          "nothing-here\tsentinel nothing-here sentinel\t\(tree.path)/xdg/skipbackup/rules:1"
+        ])
+      // No rules file of one's own is no error.
+      let none = sweep(
+        ["--list-rules"], home: home, environment: ["XDG_CONFIG_HOME": tree.path + "/none"])
+      #expect(none.status == 0, "\(none)")
+      #expect(none.lines.contains("node_modules\tsentinel node_modules package.json\tbuilt-in"))
+      #expect(none.lines.contains { $0.hasPrefix("__pycache__\t") && $0.hasSuffix("\tbuilt-in") })
+      #expect(none.lines.contains("xdg-cache\tpath ~/.cache\tbuilt-in"))
+    }
+
+    @Test func badRulesStopTheRunBeforeAnythingChangesWithExit64() throws {
+      let tree = try TemporaryDirectory()
+      let home = mkhome(tree, projects: 2)
+      let cases: [(String, String)] = [
+        ("name scratch\nsentinal target Cargo.toml\n", ":2: unknown rule 'sentinal'"),
+        ("sentinel target\n", ":1: 'sentinel' takes"),
+        ("disable no-such-rule\n", ":1: no built-in rule is called 'no-such-rule'"),
+        ("mechanisms legacy,bogus\n", ":1: unknown mechanism 'bogus'"),
+        ("path relative/file\n", ":1: 'relative/file' is neither an absolute path nor ~/..."),
+      ]
+      for (text, message) in cases {
+        let rules = tree.file("rules", text)
+        let result = sweep(["--rules", rules], home: home)
+        #expect(result.status == 64, "\(text): \(result)")
+        #expect(result.errors.hasPrefix("skipbackup: \(rules)\(message)"), "\(result)")
+        #expect(getfattrMarkedPaths(home).isEmpty)
+      }
+      let missing = sweep(["--rules", tree.path + "/absent"], home: home)
+      #expect(missing.status == 64, "\(missing)")
+      #expect(missing.errors.hasPrefix("skipbackup: \(tree.path)/absent: "), "\(missing)")
+      #expect(getfattrMarkedPaths(home).isEmpty)
+    }
+
+    @Test func gitignoreAsksGitAndStopsWithoutIt() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/repo/.gitignore", "*.log\nout/\n")
+      tree.file("home/repo/keep.txt")
+      tree.file("home/repo/run.log")
+      tree.file("home/repo/sub/deep.log")
+      tree.file("home/repo/out/a.o")
+      tree.file("home/notrepo/run.log")
+      #expect(run(["git", "init", "-q", Argument(home + "/repo")]).status == 0)
+      let rules = tree.file("rules", "gitignore\n")
+
+      let withoutGit = sweep(
+        ["--rules", rules, "--no-builtin-rules"], home: home, environment: ["PATH": "/nonexistent"])
+      #expect(withoutGit.status == 1, "\(withoutGit)")
+      #expect(withoutGit.errors.contains("gitignore (\(rules):1): git is not on PATH"))
+      #expect(getfattrMarkedPaths(home).isEmpty)
+
+      let result = sweep(["--rules", rules, "--no-builtin-rules"], home: home)
+      #expect(result.status == 0, "\(result)")
+      // With --directory, git names a directory whose whole content it ignores.
+      #expect(markedItems(home) == ["repo/run.log", "repo/sub", "repo/out"])
+      #expect(recordOf(home + "/repo/out") == "resource gitignore")
+      // git stops ignoring *.log: those marks go, out/ stays.
+      tree.file("home/repo/.gitignore", "out/\n")
+      let again = sweep(["--rules", rules, "--no-builtin-rules"], home: home)
+      #expect(again.status == 0, "\(again)")
+      #expect(markedItems(home) == ["repo/out"])
+      #expect(again.output.contains("git no longer ignores it"), "\(again)")
+    }
+
+    @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      tree.file("home/b/package.json")
+      tree.file("home/b/node_modules/x")
+      #expect(sweep([], home: home).status == 0)
+      let status = skipbackup("status", "-v", Argument(home + "/a/node_modules"))
+      #expect(
+        status.lines == [
+          "[Excluded]    \(home)/a/node_modules    (marked: resource; by sweep rule node_modules)"
+        ], "\(status)")
+      let json = jsonObjects(
+        skipbackup("status", "--format", "json", Argument(home + "/a/node_modules")))
+      #expect(json.first?["sweep_rule"] as? String == "node_modules")
+
+      // mark makes a's mark a hand mark; clear removes b's with its record.
+      #expect(skipbackup("mark", Argument(home + "/a/node_modules")).status == 0)
+      #expect(recordOf(home + "/a/node_modules") == nil)
+      #expect(peerMarks(home + "/a/node_modules") == [.resource])
+      #expect(skipbackup("clear", Argument(home + "/b/node_modules")).status == 0)
+      #expect(recordOf(home + "/b/node_modules") == nil)
+      #expect(peerMarks(home + "/b/node_modules").isEmpty)
+      // No sweep takes a's mark back, even without its sentinel; undo neither.
+      unlink(home + "/a/package.json")
+      #expect(sweep([], home: home).status == 0)
+      #expect(sweep(["--undo"], home: home).status == 0)
+      #expect(peerMarks(home + "/a/node_modules") == [.resource])
+    }
+
+    @Test func anUnreadableDirectoryIsReportedAndTheRestIsSwept() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      tree.file("home/locked/inside/package.json")
+      tree.file("home/z/Cargo.toml")
+      tree.file("home/z/target/x")
+      #expect(run(["chown", "-R", "nobody:nogroup", Argument(home)]).status == 0)
+      chmod(home + "/locked", 0)
+      defer { chmod(home + "/locked", 0o755) }
+      let result = sweep([home], home: home, asNobody: true)
+      #expect(result.status == 1, "\(result)")
+      #expect(
+        diagnostic(result, naming: home + "/locked")?.hasPrefix("permission denied") == true,
+        "\(result)")
+      #expect(markedItems(home) == ["a/node_modules", "z/target"])
+    }
+
+    @Test func theSystemdUnitsPassSystemdAnalyzeVerify() throws {
+      let units = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../dist/systemd").standardized.path
+      let runtime = try TemporaryDirectory()
+      let files = ["skipbackup-sweep.service", "skipbackup-sweep.timer"].map {
+        Argument(units + "/" + $0)
+      }
+      let result = run(
+        ["systemd-analyze", "--user", "verify"] + files,
+        environment: ["XDG_RUNTIME_DIR": runtime.path])
+      #expect(result.status == 0, "\(result)")
+      // verify only warns about unknown keys: any output is a defect.
+      #expect(result.standardError.isEmpty, "\(result)")
+      #expect(
+        try String(contentsOfFile: units + "/skipbackup-sweep.timer", encoding: .utf8)
+          .contains("OnCalendar=daily"))
+      // The check can fail: a unit whose program does not exist is refused.
+      let broken = runtime.file(
+        "broken.service", "[Service]\nType=oneshot\nExecStart=/nonexistent/skipbackup sweep\n")
+      let refused = run(
+        ["systemd-analyze", "--user", "verify", Argument(broken)],
+        environment: ["XDG_RUNTIME_DIR": runtime.path])
+      #expect(refused.status != 0, "\(refused)")
+    }
+  }
+}
