@@ -84,5 +84,84 @@ extension CLITests {
             "cachedir, which adds CACHEDIR.TAG to the directory and so changes its"))
       }
     }
+
+    /// A tree whose every file is marked, with names long enough that the
+    /// output is larger than a pipe holds.
+    static func markedTree(files: Int = 3000) throws -> TemporaryDirectory {
+      let tree = try TemporaryDirectory()
+      let long = String(repeating: "n", count: 60)
+      for index in 0..<files { tree.file("d\(index % 10)/\(long)\(index)") }
+      return tree
+    }
+
+    /// `mark -R -v | head -1` under systemd, which ignores SIGPIPE: once
+    /// exit 0 after marking a fraction of the tree, silently.
+    @Test func aReaderThatGoesAwayIsAWriteErrorWithSIGPIPEIgnored() throws {
+      let tree = try Self.markedTree()
+      let piped = python(
+        #"""
+        import subprocess, sys
+        process = subprocess.Popen(
+            ["env", "--ignore-signal=PIPE", sys.argv[1], "mark", "-R", "-v", sys.argv[2]],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process.stdout.readline()
+        process.stdout.close()
+        errors = process.stderr.read()
+        print(process.wait())
+        sys.stdout.write(errors.decode())
+        """#, [Argument(skipbackupPath), Argument(tree.path)])
+      #expect(piped.lines.first == "1", "\(piped)")
+      #expect(
+        Array(piped.lines.dropFirst()) == ["skipbackup: write error: Broken pipe"], "\(piped)")
+      // With SIGPIPE at its default, the run still dies by the signal.
+      let killed = shell(
+        #"("$SKIPBACKUP" mark -R -v "$1"; echo "status $?" >&2) | head -1 >/dev/null"#
+          .replacingOccurrences(of: "$1", with: tree.path))
+      #expect(killed.errors == "status 141\n", "\(killed)")
+    }
+
+    /// A full device and a closed standard output: once exit 1 and silence.
+    @Test func aFullDeviceOrAClosedOutputIsAWriteError() throws {
+      let tree = try Self.markedTree(files: 50)
+      _ = skipbackup(arguments: ["mark", "-R"] + (0..<10).map { Argument(tree.path + "/d\($0)") })
+      for (command, reason) in [
+        (#""$SKIPBACKUP" list -0 "$T" >/dev/full"#, "No space left on device"),
+        (#""$SKIPBACKUP" export --for rsync -o /dev/full "$T""#, "No space left on device"),
+        (#""$SKIPBACKUP" status -R "$T" >&-"#, "Bad file descriptor"),
+      ] {
+        let result = shell(command.replacingOccurrences(of: "$T", with: tree.path))
+        #expect(result.status == 1, "\(command): \(result)")
+        #expect(result.errors == "skipbackup: write error: \(reason)\n", "\(command): \(result)")
+      }
+    }
+
+    /// `export -o` writes a new file and renames it into place only when it
+    /// is complete: a write that fails (here past RLIMIT_FSIZE, EFBIG) leaves
+    /// the old rules file as it was, and nothing beside it.
+    @Test func anExportThatCannotBeWrittenLeavesTheOldRulesFile() throws {
+      let tree = try Self.markedTree(files: 400)
+      let files = (0..<400).map { "d\($0 % 10)/" + String(repeating: "n", count: 60) + "\($0)" }
+      let marked = skipbackup(
+        "mark", "--files-from", "-", input: Array(files.joined(separator: "\n").utf8),
+        directory: tree.path)
+      try #require(marked.status == 0, "\(marked)")
+      let output = try TemporaryDirectory()
+      let rules = output.file("rules", "old rules\n")
+      let result = run([
+        "prlimit", "--fsize=4096", "env", "--ignore-signal=XFSZ", Argument(skipbackupPath),
+        "export",
+        "--for", "rsync", "-o", Argument(rules), Argument(tree.path),
+      ])
+      #expect(result.status == 1, "\(result)")
+      #expect(result.errors == "skipbackup: write error: File too large\n", "\(result)")
+      #expect(try String(contentsOfFile: rules, encoding: .utf8) == "old rules\n")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: output.path) == ["rules"])
+      // Without the limit it is written whole.
+      let whole = skipbackup("export", "--for", "rsync", "-o", Argument(rules), Argument(tree.path))
+      #expect(whole.status == 0, "\(whole)")
+      // Larger than the limit that stopped the first try: that one would have been cut.
+      #expect(FileManager.default.contents(atPath: rules)!.count > 4096)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: output.path) == ["rules"])
+    }
   }
 }

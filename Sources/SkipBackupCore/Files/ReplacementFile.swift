@@ -32,7 +32,8 @@ package final class ReplacementFile {
   package let item: FileItem
   private let directory: CInt
   private let name: FilePath
-  private let descriptor: CInt
+  /// The new file, open for writing.
+  package let descriptor: CInt
   /// The hidden name the new file has, once it has one.
   private var stagedName: FilePath?
   private var committed = false
@@ -365,7 +366,7 @@ private func saveTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
   let status: stat
   do {
     status = try item.status()
-  } catch where error.isNoSuchFile {
+  } catch  where error.isNoSuchFile {
     return path
   }
   guard status.st_mode & S_IFMT == S_IFLNK else { return path }
