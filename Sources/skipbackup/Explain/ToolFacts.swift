@@ -138,6 +138,7 @@ extension ToolFacts {
     // The export reads the marks that exclude the item, whatever they are.
     let mechanisms = marks.isEmpty ? "" : "-m " + marks.joined(separator: ",") + " "
     let export = recipe.replacing("skipbackup export ", with: "skipbackup export " + mechanisms)
+      .replacing("skipbackup list --included ", with: "skipbackup list --included " + mechanisms)
     let mark = marks.isEmpty ? "skipbackup mark \(shellQuoted(target)), then " : ""
     return mark + "with ROOT a directory above it: " + export
   }
