@@ -6,34 +6,55 @@ import TestSupport
 /// the real tools: each backup must hold exactly the included set.
 enum Recipe {
   static let rsync = """
-    skipbackup export --for rsync -o exclude.rsync "$ROOT" &&
-      rsync -a --from0 --exclude-from=exclude.rsync "$ROOT/" "$DEST/"
+    LIST=$(mktemp) &&
+      (cd "$ROOT" && skipbackup list --included -0 . >"$LIST") &&
+      sed -z -i '/^\\.$/d' "$LIST" &&
+      rsync -a --from0 --files-from="$LIST" --no-implied-dirs "$ROOT/" "$DEST/"
     """
   static let tar = """
+    LIST=$(mktemp) &&
+      (cd "$ROOT" && skipbackup list --included -0 . >"$LIST") &&
+      tar --create --file=backup.tar --null --no-recursion --verbatim-files-from \\
+        -C "$ROOT" -T "$LIST"
+    """
+  static let restic = """
+    ROOT=$(cd "$ROOT" && pwd) && EXCLUDE=$(mktemp) &&
+      skipbackup export --for restic -o "$EXCLUDE" "$ROOT" &&
+      restic backup --exclude-file="$EXCLUDE" "$ROOT"
+    """
+  static let borg = """
+    EXCLUDE=$(mktemp) &&
+      skipbackup export --for borg -o "$EXCLUDE" "$ROOT" &&
+      borg create --exclude-from="$EXCLUDE" \\
+        "::{hostname}-{now:%Y-%m-%dT%H:%M:%S.%f}" "$ROOT"
+    """
+  /// The rsync mirror, which also drops newly marked items.
+  static let rsyncMirror = """
+    EXCLUDE=$(mktemp) &&
+      skipbackup export --for rsync -o "$EXCLUDE" "$ROOT" &&
+      rsync -a --delete --delete-excluded --from0 --exclude-from="$EXCLUDE" \\
+        "$ROOT/" "$DEST/"
+    """
+  /// tar's exclusion file, which cannot name a path with a newline: no
+  /// longer a recipe, but what `export --for tar` writes is still checked.
+  static let tarExclusionFile = """
     skipbackup export --for tar -o exclude.tar "$ROOT" &&
       tar --create --file=backup.tar --anchored --wildcards \\
         --exclude-from=exclude.tar -C "$ROOT" .
     """
-  static let restic = """
-    skipbackup export --for restic -o exclude.restic "$ROOT" &&
-      restic backup --exclude-file=exclude.restic "$ROOT"
-    """
-  static let borg = """
-    skipbackup export --for borg -o exclude.borg "$ROOT" &&
-      borg create --exclude-from=exclude.borg ::{now} "$ROOT"
-    """
 
-  static let all = [rsync, tar, restic, borg]
+  static let all = [rsync, tar, restic, borg, rsyncMirror]
 }
 
 enum Tool: String, CaseIterable, CustomTestStringConvertible {
-  case rsync, tar, restic, borg
+  case rsync, tar, restic, borg, rsyncMirror
 
   var testDescription: String { rawValue }
 
   var recipe: String {
     switch self {
     case .rsync: Recipe.rsync
+    case .rsyncMirror: Recipe.rsyncMirror
     case .tar: Recipe.tar
     case .restic: Recipe.restic
     case .borg: Recipe.borg
@@ -97,7 +118,7 @@ struct BackupPlace {
     switch tool {
     case .restic: try check(self.tool(["restic", "init"]))
     case .borg: try check(self.tool(["borg", "init", "-e", "none"]))
-    case .rsync, .tar: break
+    case .rsync, .tar, .rsyncMirror: break
     }
   }
 
@@ -109,11 +130,12 @@ struct BackupPlace {
   ) throws -> Set<Bytes> {
     let restore = work + "/restore"
     Make.directory(Bytes(restore))
-    // Where the tool puts ROOT's contents: restic and borg keep a relative
-    // ROOT relative (borg without its leading slashes), and `.` as the top.
+    // Where the tool puts ROOT's contents: borg keeps a relative ROOT
+    // relative (without its leading slashes), and `.` as the top; the restic
+    // recipe gives restic the absolute path, which restic keeps.
     let stored = root == "." ? "" : root.hasPrefix("/") ? absoluteRoot : "/" + root
     switch tool {
-    case .rsync:
+    case .rsync, .rsyncMirror:
       return try pathSet(under: Bytes(work + "/dest"))
     case .tar:
       try check(
@@ -124,7 +146,7 @@ struct BackupPlace {
       return try pathSet(under: Bytes(restore))
     case .restic:
       try check(self.tool(["restic", "restore", "latest", "--target", Argument(restore)]))
-      return try pathSet(under: Bytes(restore + stored))
+      return try pathSet(under: Bytes(restore + absoluteRoot))
     case .borg:
       let archives = try check(self.tool(["borg", "list", "--short"]))
       let archive = try #require(archives.lines.last)
@@ -141,7 +163,7 @@ struct BackupPlace {
   func backupHoldsExactlyTheIncludedSet(tool: Tool, form: RootForm) throws {
     // tar writes its archive into the current directory, which is ROOT for `.`.
     if tool == .tar && form == .dot { return }
-    let tree = try TrickyTree(markNewlines: tool != .tar)
+    let tree = try TrickyTree()
     defer { withExtendedLifetime(tree) {} }
     let place = try BackupPlace()
     try place.prepare(tool)
@@ -152,10 +174,13 @@ struct BackupPlace {
       case .dot: (".", tree.root)
       }
 
+    let before = try pathSet(under: Bytes(tree.root))
     let result = place.shell(tool.recipe, root: root, in: directory)
     #expect(result.status == 0, "\(result)")
+    // The list or exclusion file is written outside ROOT, whatever ROOT is.
+    let after = try pathSet(under: Bytes(tree.root))
+    #expect(after == before, "the recipe wrote into ROOT: \(difference(after, before))")
 
-    // After the recipe: with ROOT `.` the exclusion file is written into ROOT.
     let expected = try tree.expectedIncluded()
     let listed = try listedIncluded(tree.root)
     let listedAsExpected = listed == expected
@@ -180,7 +205,7 @@ struct BackupPlace {
     let tree = try TrickyTree()
     defer { withExtendedLifetime(tree) {} }
     let place = try BackupPlace()
-    let result = place.shell(Recipe.tar, root: tree.root, in: place.work)
+    let result = place.shell(Recipe.tarExclusionFile, root: tree.root, in: place.work)
     #expect(result.status == 1)
     #expect(result.errors.contains("tar cannot exclude it: its path holds a newline"))
     #expect(result.errors.contains(tree.root + "/files/nl\\nname: excluded, but"))
@@ -188,6 +213,37 @@ struct BackupPlace {
     let rules = try String(contentsOfFile: place.work + "/exclude.tar", encoding: .isoLatin1)
     #expect(rules.contains("./files/st\\*r\n"))
     #expect(!rules.contains("nl\nname"))
+  }
+
+  /// The borg recipe names each archive to the microsecond: run twice in
+  /// the same second, it makes two archives (`::{now}` failed the second time).
+  @Test func borgRecipeRunsTwiceInOneSecond() throws {
+    let tree = try TrickyTree()
+    defer { withExtendedLifetime(tree) {} }
+    let place = try BackupPlace()
+    try place.prepare(.borg)
+    let twice = place.shell(Recipe.borg + " &&\n" + Recipe.borg, root: tree.root, in: place.work)
+    #expect(twice.status == 0, "\(twice)")
+    let archives = try check(place.tool(["borg", "list", "--short"]))
+    #expect(archives.lines.count == 2, "\(archives)")
+  }
+
+  /// A mirror made by the include-list recipe keeps what was marked after
+  /// it was copied: rsync's --delete needs the recursion that --files-from
+  /// turns off. The mirror recipe drops it (--delete-excluded).
+  @Test func onlyTheMirrorRecipeDropsANewlyMarkedItem() throws {
+    let tree = try TrickyTree()
+    defer { withExtendedLifetime(tree) {} }
+    for recipe in [Recipe.rsync, Recipe.rsyncMirror] {
+      let place = try BackupPlace()
+      try check(place.shell(recipe, root: tree.root, in: place.work))
+      #expect(FileManager.default.fileExists(atPath: place.work + "/dest/deep/a b/kept"))
+      try check(skipbackup("mark", Argument(tree.root + "/deep/a b/kept")))
+      try check(place.shell(recipe, root: tree.root, in: place.work))
+      let kept = FileManager.default.fileExists(atPath: place.work + "/dest/deep/a b/kept")
+      #expect(kept == (recipe == Recipe.rsync), "\(recipe)")
+      try check(skipbackup("clear", Argument(tree.root + "/deep/a b/kept")))
+    }
   }
 
   /// The recipes the tests run are the ones `export --help` shows.

@@ -223,11 +223,19 @@ extension CLITests {
 
     @Test func aPathThatIsNotUTF8GetsItsBytesInBase64() throws {
       let tree = try TemporaryDirectory()
-      let name: [UInt8] = [0x62, 0xFF]
-      let marked = tree.file(named: name, in: "root")
+      let root = Array((tree.path + "/r").utf8) + [0xFE]
+      #expect(mkdir(root.map { CChar(bitPattern: $0) } + [0], 0o755) == 0)
+      let marked = root + Array("/b".utf8) + [0xFF]
+      let descriptor = open(marked.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT, 0o644)
+      #expect(descriptor >= 0)
+      close(descriptor)
       setfattr(marked, .xdg)
-      let result = skipbackup("du", "--format", "json", Argument(tree.path + "/root"))
-      let top = jsonObjects(result).first?["top_excluded"] as? [[String: Any]] ?? []
+      let result = skipbackup(arguments: ["du", "--format", "json", Argument(bytes: root)])
+      #expect(result.status == 0, "\(result)")
+      let object = try #require(jsonObjects(result).first)
+      // The ROOT's bytes under the key every command uses, and each listed path's.
+      #expect(pathBytes(of: object) == root, "\(result)")
+      let top = object["top_excluded"] as? [[String: Any]] ?? []
       #expect(top.count == 1 && pathBytes(of: top[0]) == marked, "\(result)")
     }
 

@@ -228,10 +228,17 @@ import TestSupport
     // In the directory that holds ROOT, reached as .../via-link.
     let result = place.shell(Recipe.restic, root: "root", in: link)
     #expect(result.status == 0, "\(result)")
-    let exclusions = try String(contentsOfFile: link + "/exclude.restic", encoding: .isoLatin1)
-    #expect(exclusions.hasPrefix(link + "/root/"))
+    // The export alone, as the recipe's first step sees it.
+    var environment = place.environment
+    environment["PWD"] = link
+    let exported = try check(
+      run(
+        [Argument(skipbackupPath), "export", "--for", "restic", "root"], directory: link,
+        environment: environment))
+    #expect(exported.output.hasPrefix(link + "/root/"), "\(exported)")
+    // The recipe gives restic `cd root && pwd`: the path through the link.
     let backup = try place.backedUp(
-      by: .restic, root: "root", absoluteRoot: tree.root, ranIn: link)
+      by: .restic, root: "root", absoluteRoot: link + "/root", ranIn: link)
     let listed = try listedIncluded(tree.root)
     let exact = backup == listed
     #expect(exact, "restic: \(difference(backup, listed))")

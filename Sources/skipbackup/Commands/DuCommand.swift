@@ -24,8 +24,8 @@ struct DuCommand: ParsableCommand {
       "excluded": {...}, "by_mechanism": {"legacy": 0, ...}, "by_rule": {}, \
       "top_excluded": [{"path": "r/c", "bytes": 8192}], "top_included_directories": [...]}
 
-      A path that is not valid UTF-8 also gets "root_base64" or "path_base64" with its exact \
-      bytes.
+      A path that is not valid UTF-8 (the root or a listed one) also gets "path_base64" \
+      with its exact bytes.
 
       Exit status: 0 when every item was read, 1 when a ROOT or an item could not be (it is \
       reported and the rest is counted), 64 for a usage error.

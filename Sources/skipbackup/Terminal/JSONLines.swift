@@ -32,14 +32,17 @@ struct JSONLine {
     bytes.append(UInt8(ascii: "]"))
   }
 
-  /// `"name": "..."`, and `"name_base64": "..."` when the bytes are not UTF-8.
-  mutating func path(_ name: String, _ path: some Collection<UInt8>) {
+  /// `"name": "..."`, and `"name_base64": "..."` (or `base64Key`) when the
+  /// bytes are not UTF-8.
+  mutating func path(
+    _ name: String, _ path: some Collection<UInt8>, base64Key: String? = nil
+  ) {
     key(name)
     if path.allSatisfy({ $0 < 0x80 }) || String(validating: path, as: UTF8.self) != nil {
       appendString(path)
     } else {
       appendString(String(decoding: path, as: UTF8.self).utf8)
-      key(name + "_base64")
+      key(base64Key ?? name + "_base64")
       appendString(Base64.encode(path).utf8)
     }
   }

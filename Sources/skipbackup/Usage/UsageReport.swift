@@ -16,7 +16,9 @@ struct UsageReport {
 
   private func writeJSON(_ usage: DiskUsage) {
     var line = JSONLine()
-    line.path("root", usage.root)
+    // A ROOT that is not UTF-8 gets its bytes as `path_base64`, the key
+    // every other command uses for them.
+    line.path("root", usage.root, base64Key: "path_base64")
     line.key("included")
     line.raw(Self.countsObject(usage.included))
     line.key("excluded")
