@@ -6,6 +6,8 @@
 //   skipbackup-probe get PATH NAME        ExtendedAttributes.value
 //   skipbackup-probe mark PATH            the resource-value mechanism's mark
 //   skipbackup-probe qa1719 PATH          addSkipBackupAttributeToItem(atPath:)
+//   skipbackup-probe save PATH SIZE       writeExcludedFromBackup of SIZE bytes
+//   skipbackup-probe copy PATH DEST       copyKeepingMarks(to:)
 //
 // Prints "ok" and any value in hex, or the error's description and then
 // "errno N" on a line of its own; exits 0 or 1.
@@ -44,6 +46,14 @@ do throws(SkipBackupError) {
     print("ok", value.map(hex) ?? "nil")
   case "mark":
     try Mechanism.resource.mark(FileItem(path: path))
+    print("ok")
+  case "save":
+    // SIZE bytes, each the low byte of SIZE: a torn file shows as a wrong length or byte.
+    let size = Int(arguments[3])!
+    try path.writeExcludedFromBackup(repeatElement(UInt8(truncatingIfNeeded: size), count: size))
+    print("ok")
+  case "copy":
+    try path.copyKeepingMarks(to: FilePath(arguments[3]))
     print("ok")
   case "qa1719":
     print(addSkipBackupAttributeToItem(atPath: arguments[2]) ? "ok" : "false")

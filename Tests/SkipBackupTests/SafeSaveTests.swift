@@ -91,4 +91,159 @@ import TestSupport
     try FilePath(unmarkedSource).copyKeepingMarks(to: FilePath(destination))
     #expect(try MechanismSet.all.isMarked(FileItem(path: FilePath(destination))) == false)
   }
+
+  /// libattr's default copy leaves out `system.posix_acl_*` ("permissions"
+  /// in /etc/xattr.conf); a save keeps them, as getfacl shows.
+  @Test func aSaveKeepsThePOSIXACL() throws {
+    let path = tree.file("shared.db", "old")
+    chmod(path, 0o640)
+    let granted = run(["setfacl", "-m", "u:nobody:rw", Argument(path)])
+    try #require(granted.status == 0, "setfacl (Debian acl): \(granted)")
+    let before = run(["getfacl", "-cn", Argument(path)]).output
+    try #require(before.contains("user:65534:rw-"), "\(before)")
+    try FilePath(path).writeExcludedFromBackup(Array("new".utf8))
+    #expect(run(["getfacl", "-cn", Argument(path)]).output == before)
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "new")
+    // And the ACL works: nobody may write the saved file.
+    #expect(probe("set", Argument(path), "user.by-nobody", "01", asNobody: true).status == 0)
+  }
+
+  /// nobody may replace root's 0600 file in a 0777 directory, but cannot
+  /// read its attributes: the save fails naming the one it would lose, and
+  /// leaves the old file and no temporary file behind.
+  @Test func aSaveThatWouldLoseAnAttributeFailsNamingIt() throws {
+    let directory = tree.directory("open")
+    chmod(directory, 0o777)
+    let path = tree.file("open/root.db", "old")
+    chmod(path, 0o600)
+    setfattr(path, "user.keep", hex: "6b656570")
+    let result = probe("save", Argument(path), "3", asNobody: true)
+    #expect(result.status == 1, "\(result)")
+    #expect(
+      result.lines.first?.hasPrefix(path + ": the attribute user.keep cannot be read") == true,
+      "\(result)")
+    #expect(result.lines.first?.contains("nothing was replaced") == true, "\(result)")
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+    #expect(getfattrHex(path, "user.keep") == "0x6b656570")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["root.db"])
+
+    // Without attributes to lose, the same save goes through.
+    let plain = tree.file("open/plain.db", "old")
+    chmod(plain, 0o600)
+    let saved = probe("save", Argument(plain), "3", asNobody: true)
+    #expect(saved.status == 0, "\(saved)")
+    #expect(getfattrHex(plain, Names.resource) == "0x" + Names.resourceValueHex)
+  }
+
+  /// A killed save leaves at most its hidden `.skipbackup-save-N`, which is
+  /// unlocked once its process is dead; the next save in the directory
+  /// removes it, and leaves alone one that a live save holds locked.
+  @Test func theNextSaveRemovesADeadSavesFileButNotALiveOnes() throws {
+    let path = tree.file("target.db", "old")
+    let dead = tree.file(".skipbackup-save-0", "torn")
+    let live = tree.file(".skipbackup-save-1", "in progress")
+    // flock(1) holds the lock as a save in progress does, until it is killed.
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+    holder.arguments = ["--exclusive", live, "sleep", "60"]
+    try holder.run()
+    defer {
+      holder.terminate()
+      holder.waitUntilExit()
+    }
+    var tries = 0
+    while run(["flock", "--nonblock", "--shared", Argument(live), "true"]).status == 0
+      && tries < 500
+    {
+      usleep(10_000)
+      tries += 1
+    }
+    try FilePath(path).writeExcludedFromBackup(Array("new".utf8))
+    #expect(!FileManager.default.fileExists(atPath: dead))
+    #expect(try String(contentsOfFile: live, encoding: .utf8) == "in progress")
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "new")
+
+    holder.terminate()
+    holder.waitUntilExit()
+    try FilePath(path).writeExcludedFromBackup(Array("newer".utf8))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path) == ["target.db"])
+  }
+
+  /// Through a link to a file the save writes that file; a dangling link
+  /// or a loop is refused, and the link stays a link.
+  @Test func aSaveThroughASymbolicLinkNeverTurnsTheLinkIntoAFile() throws {
+    let real = tree.file("real.db", "old")
+    symlink("real.db", tree.path + "/link.db")
+    try FilePath(tree.path + "/link.db").writeExcludedFromBackup(Array("new".utf8))
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: tree.path + "/link.db") == "real.db"
+    )
+    #expect(try String(contentsOfFile: real, encoding: .utf8) == "new")
+    #expect(getfattrHex(real, Names.resource) == "0x" + Names.resourceValueHex)
+
+    symlink("nowhere.db", tree.path + "/dangling.db")
+    symlink("loop-b", tree.path + "/loop-a")
+    symlink("loop-a", tree.path + "/loop-b")
+    for (name, reason) in [
+      ("dangling.db", "a symbolic link to nothing"),
+      ("loop-a", "too many levels of symbolic links"),
+    ] {
+      let link = tree.path + "/" + name
+      let before = try FileManager.default.destinationOfSymbolicLink(atPath: link)
+      do {
+        try FilePath(link).writeExcludedFromBackup(Array("x".utf8))
+        Issue.record("a save through \(name) went through")
+      } catch {
+        #expect(error.description.hasPrefix(link + ": " + reason), "\(error)")
+      }
+      #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == before)
+    }
+    #expect(!FileManager.default.fileExists(atPath: tree.path + "/nowhere.db"))
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: tree.path).sorted()
+        == ["dangling.db", "link.db", "loop-a", "loop-b", "real.db"])
+  }
+
+  /// A copy from a FIFO is refused at once instead of waiting for a writer;
+  /// a save over one is refused too, and the FIFO stays.
+  @Test func aCopyFromAnythingButARegularFileIsRefusedAtOnce() throws {
+    let fifo = tree.path + "/fifo"
+    try #require(mkfifo(fifo, 0o644) == 0)
+    let destination = tree.path + "/copy.db"
+    // timeout(1) turns a copy that blocks into status 124, instead of a hung test.
+    let copy = run([
+      "timeout", "-s", "KILL", "20", Argument(probePath), "copy", Argument(fifo),
+      Argument(destination),
+    ])
+    #expect(copy.status == 1, "\(copy)")
+    #expect(
+      copy.lines.first == fifo
+        + ": only a regular file can be copied or saved over, and this is a FIFO", "\(copy)")
+    let directory = run([
+      "timeout", "-s", "KILL", "20", Argument(probePath), "copy", Argument(tree.path),
+      Argument(destination),
+    ])
+    #expect(directory.lines.first?.hasSuffix("and this is a directory") == true, "\(directory)")
+    let save = run([
+      "timeout", "-s", "KILL", "20", Argument(probePath), "save", Argument(fifo), "3",
+    ])
+    #expect(save.status == 1, "\(save)")
+    #expect(
+      save.lines.first?.hasPrefix(
+        fifo + ": only a regular file can be copied or saved over, and this is a FIFO") == true,
+      "\(save)")
+    var status = stat()
+    lstat(fifo, &status)
+    #expect(status.st_mode & S_IFMT == S_IFIFO)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path) == ["fifo"])
+  }
+
+  /// A copy carries POSIX ACLs too.
+  @Test func aCopyKeepsThePOSIXACL() throws {
+    let source = tree.file("source.db", "payload")
+    try #require(run(["setfacl", "-m", "u:nobody:rw", Argument(source)]).status == 0)
+    let destination = tree.path + "/copy.db"
+    try FilePath(source).copyKeepingMarks(to: FilePath(destination))
+    #expect(run(["getfacl", "-cn", Argument(destination)]).output.contains("user:65534:rw-"))
+  }
 }

@@ -201,6 +201,31 @@ extension CLITests {
       #expect(diagnostic(directory, naming: tree.path) != nil, "\(directory)")
     }
 
+    /// `printf 'victim\0garbage\n'` once marked `victim`, the part of the
+    /// line before the NUL, and exited 0. A line with a NUL is no path.
+    @Test func aLineHoldingANulIsAnErrorByItsLineNumber() throws {
+      let tree = try TemporaryDirectory()
+      let victim = tree.file("victim")
+      let next = tree.file("next")
+      let list = tree.path + "/list"
+      _ = FileManager.default.createFile(
+        atPath: list, contents: Data(Array("\nvictim".utf8) + [0] + Array("garbage\nnext\n".utf8)))
+      for reader in [["mark", "-v"], ["status"]] {
+        let result = skipbackup(
+          arguments: reader.map { Argument($0) } + [Argument("--files-from"), Argument(list)],
+          directory: tree.path)
+        #expect(result.status == 1, "\(result)")
+        #expect(
+          result.errors.contains(
+            "skipbackup: \(list): line 2 holds a NUL byte, which no path can hold; "
+              + "nothing on that line is acted on\n"), "\(result)")
+        #expect(!result.output.contains("victim"), "\(result)")
+        #expect(result.output.contains("next"), "the lines after it are still read: \(result)")
+      }
+      #expect(peerMarks(victim).isEmpty)
+      #expect(peerMarks(next) == [.resource])
+    }
+
     @Test func aListWhoseOwnNameIsNotUTF8() throws {
       let tree = try TemporaryDirectory()
       let file = tree.file("file")

@@ -13,8 +13,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-// libattr (Debian libattr1-dev): attr_copy_fd and attr_copy_file copy every
-// extended attribute of one file to another, honouring /etc/xattr.conf.
+// libattr (Debian libattr1-dev): attr_copy_action reads /etc/xattr.conf, which
+// says which extended attributes a copy passes over.
 // Without the package the compiler would only say "'attr/libattr.h' file not
 // found", which names no package: a consumer of SkipBackup meets this first.
 #if defined(__has_include) && !__has_include(<attr/libattr.h>)

@@ -12,8 +12,13 @@ extension FilePath {
   /// Replaces the file at this path with `contents`, marked with
   /// `mechanism`, atomically: at no instant is the file there unmarked.
   ///
-  /// The old file's permissions, owner (as far as allowed) and extended
-  /// attributes carry over to the new one.
+  /// The old file's permissions, owner (as far as allowed) and every
+  /// extended attribute, POSIX ACLs included, carry over to the new one; an
+  /// attribute that cannot be kept throws an error naming it, and nothing is
+  /// replaced. A symbolic link is followed to the file it leads to (a link to
+  /// nothing is refused); anything but a regular file is refused. Other hard
+  /// links to the old file keep the old contents. A killed save leaves at
+  /// most a `.skipbackup-save-N`, which the next save there removes.
   ///
   ///     try FilePath("cache/thumbnails.db").writeExcludedFromBackup(bytes)
   public func writeExcludedFromBackup(
@@ -33,7 +38,10 @@ extension FilePath {
   /// permissions and every extended attribute, so its marks come along; the
   /// destination is replaced atomically.
   ///
-  /// The corresponding C function is libattr's `attr_copy_fd(3)`.
+  /// Anything but a regular file is refused at once (a FIFO never blocks it).
+  ///
+  /// The corresponding C functions are `flistxattr(2)`, `fgetxattr(2)` and
+  /// `fsetxattr(2)`, with libattr's `attr_copy_action(3)` for /etc/xattr.conf.
   public func copyKeepingMarks(to destination: FilePath) throws(SkipBackupError) {
     let replacement = try ReplacementFile(replacing: destination, keepingOldMetadata: false)
     try replacement.copy(from: self)

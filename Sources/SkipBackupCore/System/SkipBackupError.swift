@@ -53,6 +53,14 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case notAFileURL(url: String)
     /// A path with no last component (`/`), which no saved file can replace.
     case namesNoFile
+    /// A save or copy that would lose the attribute ``attribute`` of the
+    /// old file (or the source): `call` failed with `errno` reading it, or
+    /// writing it on the new file. Nothing is replaced.
+    case attributeNotKept(SystemCall, Errno)
+    /// A copy from, or a save over, anything but a regular file.
+    case notARegularFile
+    /// A save through a symbolic link that leads nowhere, or in a loop.
+    case danglingSymbolicLink
   }
 
   /// The failure of `call` with `errno` on the item at `path`.
@@ -110,12 +118,14 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// What went wrong, in words, without the path.
   public var reason: String {
     switch cause {
-    case .refused(let refusal): Self.reason(refusal, fileType)
+    case .refused(let refusal): Self.reason(refusal, fileType, attribute)
     case .failed(let call, let errno): Self.reason(call, errno, attribute, fileType)
     }
   }
 
-  private static func reason(_ refusal: Refusal, _ fileType: FileType?) -> String {
+  private static func reason(
+    _ refusal: Refusal, _ fileType: FileType?, _ attribute: AttributeName?
+  ) -> String {
     switch refusal {
     case .symbolicLinkNotFollowed:
       return "Linux keeps no user extended attributes on symbolic links"
@@ -134,6 +144,17 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "not a file URL: only files and directories carry backup marks"
     case .namesNoFile:
       return "names no file that a save could replace"
+    case .attributeNotKept(let call, let errno):
+      let what = attribute.map { "the attribute \($0)" } ?? "an attribute"
+      let how = call.changesAttributes ? "set on the new file" : "read"
+      return "\(what) cannot be \(how) (\(call): \(errno.description.lowercasedFirst)), "
+        + "and the new file would lose it; nothing was replaced"
+    case .notARegularFile:
+      let what = fileType.map { ", and this is \(article($0))" } ?? ""
+      return "only a regular file can be copied or saved over\(what)"
+    case .danglingSymbolicLink:
+      return "a symbolic link to nothing: a save writes through a link only to a file that "
+        + "exists, and never turns the link into a file"
     }
   }
 

@@ -189,6 +189,10 @@ package func system_linkat(
   mocked(.linkat) { linkat(olddirfd, oldpath, newdirfd, newpath, flags) }
 }
 
+package func system_flock(_ fd: CInt, _ operation: CInt) -> CInt {
+  mocked(.flock) { flock(fd, operation) }
+}
+
 package func system_unlinkat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt
 ) -> CInt {
@@ -216,13 +220,10 @@ package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> C
 
 // MARK: - libattr
 
-package func system_attr_copy_fd(
-  _ sourcePath: UnsafePointer<CChar>, _ sourceFD: CInt,
-  _ destinationPath: UnsafePointer<CChar>, _ destinationFD: CInt
-) -> CInt {
-  mocked(.attrCopyFD) {
-    attr_copy_fd(sourcePath, sourceFD, destinationPath, destinationFD, nil, nil)
-  }
+/// What /etc/xattr.conf says of the attribute `name`: `ATTR_ACTION_SKIP`,
+/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one.
+package func system_attr_copy_action(_ name: UnsafePointer<CChar>) -> CInt {
+  attr_copy_action(name, nil)
 }
 
 // MARK: - Process

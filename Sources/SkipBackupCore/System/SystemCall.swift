@@ -11,10 +11,10 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case removexattr, lremovexattr, fremovexattr, removexattrat
   case openat, close, read, write, poll, fsync, fchmod, fchown
   case getdents64, fstatat, fstat, statx
-  case renameat, linkat, unlinkat, realpath
+  case renameat, linkat, unlinkat, realpath, flock
   case getInodeFlags = "ioctl(FS_IOC_GETFLAGS)"
   case setInodeFlags = "ioctl(FS_IOC_SETFLAGS)"
-  case attrCopyFD = "attr_copy_fd"
+  case attrCopyAction = "attr_copy_action"
   case getrlimit, setrlimit
   case pthreadCreate = "pthread_create"
   case pthreadJoin = "pthread_join"

@@ -106,8 +106,8 @@ struct ExportCommand: ParsableCommand {
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
-    let descriptor = try openOutput(diagnostics)
-    let file = Output(sink: OutputSink(descriptor: descriptor))
+    let destination = try openOutput(diagnostics)
+    let file = Output(sink: OutputSink(descriptor: destination.descriptor))
     var counter = ProgressCounter(progress)
     var rootLength = 0
     _ = walkTree(
@@ -141,8 +141,17 @@ struct ExportCommand: ParsableCommand {
       failure: { diagnostics.report($0, after: file) })
     file.flush()
     progress.erase()
-    if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
-      diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
+    switch destination {
+    case .inPlace(let descriptor):
+      if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
+        diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
+      }
+    case .replacement(let replacement):
+      do {
+        try replacement.commit()
+      } catch {
+        diagnostics.report(error)
+      }
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
@@ -166,13 +175,40 @@ struct ExportCommand: ParsableCommand {
     return nil
   }
 
-  /// Standard output, or the `-o` file, created or truncated.
-  private func openOutput(_ diagnostics: Diagnostics) throws -> CInt {
-    guard let output else { return STDOUT_FILENO }
+  /// Where the rules go: standard output, or a special file such as a
+  /// device or FIFO, written in place and never replaced; or a regular or
+  /// new `-o` file, written anew beside it and renamed into place only when
+  /// complete, so that no truncated rules file is ever left.
+  private enum Destination {
+    case inPlace(CInt)
+    case replacement(ReplacementFile)
+
+    var descriptor: CInt {
+      switch self {
+      case .inPlace(let descriptor): descriptor
+      case .replacement(let replacement): replacement.descriptor
+      }
+    }
+  }
+
+  private func openOutput(_ diagnostics: Diagnostics) throws -> Destination {
+    guard let output else { return .inPlace(STDOUT_FILENO) }
     let path = RawArguments.path(output)
+    // /dev/stdout and /proc/self/fd/N name a descriptor, whatever file is behind it.
+    let special =
+      path.starts(with: "/dev") || path.starts(with: "/proc")
+      || ((try? FileItem(path: path).status()).map { $0.st_mode & S_IFMT != S_IFREG } ?? false)
+    if !special {
+      do {
+        return .replacement(try ReplacementFile(replacing: path))
+      } catch {
+        diagnostics.report(error)
+        throw ExitCode.failure
+      }
+    }
     switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC) {
     case .success(let descriptor):
-      return descriptor
+      return .inPlace(descriptor)
     case .failure(let errno):
       let reason = errno.description.lowercased()
       diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")

@@ -10,7 +10,8 @@ struct MarkCommand: ParsableCommand {
       isExcludedFromBackup resource value of iOS 5.1 and later). A mark on a directory excludes \
       everything below it; with --recursive, every file and directory below gets its own mark as \
       well. An item that already carries the mark is left untouched, so its ctime stays; contents, \
-      modification times and other attributes never change.
+      modification times and other attributes never change, except that -m cachedir adds \
+      CACHEDIR.TAG, a new entry, which changes the directory's modification time.
 
       Exit status: 0 when every item was handled, 1 when any failed (each failure is reported and \
       the other items are still handled), 64 for a usage error.

@@ -67,7 +67,16 @@ struct ItemOptions: ParsableArguments {
     let file = RawArguments.path(filesFrom)
     do {
       var list = try PathList(file: file, separator: null ? 0 : UInt8(ascii: "\n"))
-      while let path = try list.next() { body(path) }
+      while let record = try list.next() {
+        switch record {
+        case .path(let path):
+          body(path)
+        case .nulInLine(let line):
+          diagnostics.report(
+            "\(file.escapedDescription): line \(line) holds a NUL byte, which no path can hold; "
+              + "nothing on that line is acted on")
+        }
+      }
     } catch {
       diagnostics.report("\(file.escapedDescription): \(error.description.lowercased())")
     }

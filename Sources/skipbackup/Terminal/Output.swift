@@ -76,9 +76,30 @@ final class OutputSink: Sendable {
   func write(_ buffer: [UInt8]) {
     lock.withLock { _ in
       if case .failure(let errno) = OutputDescriptor.writeAll(buffer, to: descriptor) {
-        // The reader went away (EPIPE) or the disk is full: nothing more can be said.
-        exit(errno == .brokenPipe ? 0 : 1)
+        OutputFailure.end(errno)
       }
     }
+  }
+}
+
+/// The end of a run whose output failed: the reader went away (`EPIPE`, with
+/// SIGPIPE ignored, as systemd services have it), the disk is full, the
+/// descriptor is closed or the device failed. Output is lost, so the run
+/// stops, says so once, and exits 1, whatever became of the work: a caller's
+/// `&&` must not go on with a truncated list. (With SIGPIPE at its default,
+/// the kernel ends the process by the signal before `write` returns.)
+enum OutputFailure {
+  private static let ending = Mutex(false)
+
+  static func end(_ errno: Errno) -> Never {
+    let first = ending.withLock { ending in
+      defer { ending = true }
+      return !ending
+    }
+    // A second thread whose output failed too waits here for the first one's exit.
+    if !first { while true { pause() } }
+    _ = OutputDescriptor.writeAll(
+      "skipbackup: write error: \(errno.description)\n", to: STDERR_FILENO)
+    exit(1)
   }
 }

@@ -9,7 +9,9 @@ import Synchronization
 
 /// A one-line display of a long recursive run, on standard error: items seen
 /// and the rate. It appears only when standard error is a terminal, only
-/// once the run has taken about a second, and it is erased when the run ends.
+/// once the run has taken about a second, and it is erased when the run ends,
+/// or when SIGINT or SIGTERM ends it (the process then still dies by the
+/// signal, so its status says so).
 ///
 /// Walk threads count in batches through ``ProgressCounter``, so that
 /// counting costs nothing when there is no terminal to show it on.
@@ -27,6 +29,7 @@ final class Progress: Sendable {
   init(enabled: Bool) {
     self.isEnabled = enabled && isatty(STDERR_FILENO) == 1
     self.start = Self.now()
+    if isEnabled { ProgressLineOnScreen.eraseOnTermination() }
   }
 
   /// Adds `count` items; redraws when enough time has passed.
@@ -38,6 +41,7 @@ final class Progress: Sendable {
       guard now - display.lastDrawn >= 0.2 else { return }
       display.lastDrawn = now
       display.shown = true
+      ProgressLineOnScreen.flag.store(true, ordering: .relaxed)
       let rate = Int(Double(total) / (now - start))
       Self.draw(
         "\rskipbackup: \(Self.grouped(total)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
@@ -49,6 +53,7 @@ final class Progress: Sendable {
     display.withLock { display in
       guard display.shown else { return }
       display.shown = false
+      ProgressLineOnScreen.flag.store(false, ordering: .relaxed)
       Self.draw("\r\u{1B}[K")
     }
   }
@@ -72,6 +77,37 @@ final class Progress: Sendable {
       result.append(digit)
     }
     return result
+  }
+}
+
+/// Whether a progress line is on the terminal, for the handler of SIGINT
+/// and SIGTERM, which may not take a lock: it erases the line with one
+/// `write(2)`, puts the signal's default action back and raises it again.
+enum ProgressLineOnScreen {
+  static let flag = Atomic<Bool>(false)
+  private static let erase: StaticString = "\r\u{1B}[K"
+
+  /// Installs the handler, except for a signal that is ignored (`nohup`).
+  static func eraseOnTermination() {
+    // Both initialized here, never first in the handler.
+    _ = flag.load(ordering: .relaxed)
+    _ = erase.utf8CodeUnitCount
+    for signal in [SIGINT, SIGTERM] {
+      var old = sigaction()
+      guard sigaction(signal, nil, &old) == 0, old.__sigaction_handler.sa_handler == nil  // SIG_DFL
+      else { continue }
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { signal in
+        if ProgressLineOnScreen.flag.load(ordering: .relaxed) {
+          let erase = ProgressLineOnScreen.erase
+          _ = write(STDERR_FILENO, erase.utf8Start, erase.utf8CodeUnitCount)
+        }
+        Glibc.signal(signal, SIG_DFL)
+        raise(signal)
+      }
+      sigemptyset(&action.sa_mask)
+      _ = sigaction(signal, &action, nil)
+    }
   }
 }
 
