@@ -246,6 +246,25 @@ extension CLITests {
       #expect(peerMarks(home + "/big.iso") == [.legacy, .resource])
     }
 
+    @Test func aKeepRuleWinsEvenBelowWhatARuleWouldMark() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/app/package.json")
+      tree.file("home/app/node_modules/mine/index.js")
+      tree.file("home/app/node_modules/theirs/package.json")
+      tree.file("home/app/node_modules/theirs/node_modules/x/index.js")
+      tree.file("home/other/package.json")
+      tree.file("home/other/node_modules/y/index.js")
+      let rules = tree.file("rules", "keep ~/app/node_modules/m[i]ne\n")
+      let result = sweep(["--rules", rules], home: home)
+      #expect(result.status == 0, "\(result)")
+      // app/node_modules would take mine out of backups: it stays, and the
+      // rules still apply below it.
+      #expect(
+        markedItems(home) == ["app/node_modules/theirs/node_modules", "other/node_modules"],
+        "\(result)")
+    }
+
     @Test func theRulesFileIsFoundTheXDGWay() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

@@ -142,8 +142,14 @@ final class MarkingWorker: TreeVisitor {
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
       return false
-    } catch  where error.isRefusedForFileType && entry.depth > 0 {
-      // Swapped in during the walk: skipped as if met on the way, and not followed.
+    } catch
+      where entry.depth > 0
+      && (error.isRefusedForFileType || error.refusal == .inodeFlagsNeedFileOrDirectory
+        || error.refusal == .cacheDirectoryTagNeedsDirectory)
+    {
+      // Swapped in during the walk: skipped as if met on the way, and not
+      // followed, for the attribute mechanisms (EPERM) and nodump and
+      // cachedir (their own refusals of what is no file or directory) alike.
       counts.skipped += 1
       return false
     } catch {

@@ -64,9 +64,10 @@ struct RuleTable: Sendable {
     }
   }
 
-  /// The keep rule that covers the absolute path `path`, if any.
-  func keep(covering path: [UInt8]) -> KeepRule? {
-    keeps.first { $0.covers(path) }
+  /// The keep rule that covers the absolute path `path`, or, for a
+  /// directory, that keeps something below it, if any.
+  func keep(covering path: [UInt8], isDirectory: Bool) -> KeepRule? {
+    keeps.first { $0.covers(path) || (isDirectory && $0.keepsBelow(path)) }
   }
 
   /// Whether some rule called `name` still applies to the item, and if

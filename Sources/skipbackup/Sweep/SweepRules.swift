@@ -58,6 +58,27 @@ struct KeepRule: Sendable {
   }
 }
 
+extension KeepRule {
+  /// Whether the rule may keep something below the directory at the
+  /// absolute path `path`: a mark on the directory would take that out of
+  /// backups too, so the directory is not marked.
+  func keepsBelow(_ path: [UInt8]) -> Bool {
+    let depth = countComponents(path)
+    guard depth < components else { return false }
+    // The pattern's first `depth` components: wildcards never match a `/`.
+    var slashes = 0
+    var end = glob.pattern.count
+    for (index, byte) in glob.pattern.enumerated() where byte == UInt8(ascii: "/") {
+      slashes += 1
+      if slashes == depth + 1 {
+        end = index
+        break
+      }
+    }
+    return path.withUnsafeBytes { Glob(Array(glob.pattern[..<end])).matches($0) }
+  }
+}
+
 /// The slashes of an absolute path: `/a/b` has 2.
 func countComponents(_ path: some Collection<UInt8>) -> Int {
   path.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }

@@ -205,7 +205,7 @@ final class SweepVisitor: TreeVisitor {
     }
 
     let absolute = root?.absolute(path) ?? Array(path)
-    let keep = run.table.keep(covering: absolute)
+    let keep = run.table.keep(covering: absolute, isDirectory: isDirectory)
     var marks = state.marks
     if state.hasRecord {
       let record: SweepProvenance?
