@@ -1,3 +1,4 @@
+import CXattr
 import SystemPackage
 
 #if canImport(Glibc)
@@ -40,36 +41,99 @@ public enum CacheDirectoryTag {
 
   static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
     let written = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      let created = fileName.withCString { name in
-        valueOrErrno {
-          system_openat(
-            directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        }
+      let created: Bool
+      if let unnamed = try unnamedTag(in: directory, item) {
+        created = try link(unnamed, in: directory, item)
+      } else {
+        created = try createInPlace(in: directory, item)
       }
-      switch created {
-      case .success(let file):
-        defer { _ = system_close(file) }
-        do throws(SkipBackupError) {
-          try writeAll(contents, to: file, item)
-        } catch {
-          // The file is ours (O_EXCL). Left short, it would read as someone
-          // else's CACHEDIR.TAG, which mark and clear never touch again.
-          _ = fileName.withCString { name in system_unlinkat(directory, name, 0) }
-          throw error
-        }
-        return true
-      case .failure(.fileExists):
-        if try hasTag(in: directory, item) { return false }
-        throw SkipBackupError(
-          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
-      case .failure(let errno):
-        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
-      }
+      if created { return true }
+      if try hasTag(in: directory, item) { return false }
+      throw SkipBackupError(
+        refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
     }
     guard let written else {
       throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
     }
     return written
+  }
+
+  /// A whole tag with no name yet (`O_TMPFILE`), or `nil` where the
+  /// filesystem cannot make one. Written unnamed and then linked, a tag
+  /// appears whole or not at all: a mark killed half-way through leaves no
+  /// short file that would read as another tool's tag (scripts/torture's
+  /// kill rounds found such torn tags when the file was written in place).
+  private static func unnamedTag(
+    in directory: CInt, _ item: FileItem
+  ) throws(SkipBackupError) -> CInt? {
+    let opened = valueOrErrno {
+      system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o644)
+    }
+    switch opened {
+    case .success(let file):
+      do throws(SkipBackupError) {
+        try writeAll(contents, to: file, item)
+      } catch {
+        _ = system_close(file)
+        throw error
+      }
+      return file
+    case .failure(.notSupported), .failure(.isDirectory), .failure(.invalidArgument):
+      return nil  // no O_TMPFILE on this filesystem (or kernel)
+    case .failure(let errno):
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+    }
+  }
+
+  /// Names the unnamed tag `file` `CACHEDIR.TAG`; `false` when that name is
+  /// taken.
+  private static func link(
+    _ file: CInt, in directory: CInt, _ item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    defer { _ = system_close(file) }
+    let linked = FilePath("/proc/self/fd/\(file)").withCString { source in
+      fileName.withCString { name in
+        valueOrErrno {
+          system_linkat(CXATTR_AT_FDCWD, source, directory, name, AT_SYMLINK_FOLLOW)
+        }
+      }
+    }
+    switch linked {
+    case .success: return true
+    case .failure(.fileExists): return false
+    case .failure(let errno):
+      throw SkipBackupError(.linkat, errno, path: item.displayPath.appending(fileName))
+    }
+  }
+
+  /// Where there is no `O_TMPFILE`: the tag created in place (`O_EXCL`);
+  /// `false` when the name is taken.
+  private static func createInPlace(
+    in directory: CInt, _ item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    let created = fileName.withCString { name in
+      valueOrErrno {
+        system_openat(
+          directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+      }
+    }
+    switch created {
+    case .success(let file):
+      defer { _ = system_close(file) }
+      do throws(SkipBackupError) {
+        try writeAll(contents, to: file, item)
+      } catch {
+        // The file is ours (O_EXCL). Left short, it would read as someone
+        // else's CACHEDIR.TAG, which mark and clear never touch again.
+        _ = fileName.withCString { name in system_unlinkat(directory, name, 0) }
+        throw error
+      }
+      return true
+    case .failure(.fileExists):
+      return false
+    case .failure(let errno):
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+    }
   }
 
   /// Removes the tag skipbackup wrote: a file that holds exactly

@@ -138,7 +138,15 @@ final class MarkingWorker: TreeVisitor {
     if mechanisms.isEmpty { return true }
     let pathBytes = entry.pathBytes
     do {
-      try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
+      do {
+        try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
+      } catch where entry.depth > 0 && error.errno == .notPermitted && !error.isRefusedForFileType {
+        // EPERM from a name that a symbolic link held for a moment and a
+        // directory or file holds again by the time its type is looked up
+        // (scripts/torture's swap rounds): one more try tells that race from
+        // an immutable item, which refuses again.
+        try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
+      }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
       return false
