@@ -140,7 +140,8 @@ final class MarkingWorker: TreeVisitor {
     do {
       do {
         try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
-      } catch where entry.depth > 0 && error.errno == .notPermitted && !error.isRefusedForFileType {
+      } catch  where entry.depth > 0 && error.errno == .notPermitted && !error.isRefusedForFileType
+      {
         // EPERM from a name that a symbolic link held for a moment and a
         // directory or file holds again by the time its type is looked up
         // (scripts/torture's swap rounds): one more try tells that race from
