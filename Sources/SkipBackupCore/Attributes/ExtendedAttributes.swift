@@ -178,6 +178,23 @@ public struct ExtendedAttributes: Sendable {
 
   /// Calls `body` with the NUL-separated list of the item's attribute names.
   /// A short list takes one call and no allocation.
+  /// Calls `body` with each name the item lists (without its NUL), in the
+  /// order `listxattr` gives them: one call for the whole list.
+  internal func forEachName(
+    _ body: (UnsafeRawBufferPointer) -> Void
+  ) throws(SkipBackupError) {
+    try withNameList { list in
+      // The listing is NUL-separated names.
+      var start = 0
+      while start < list.count {
+        var end = start
+        while end < list.count && list[end] != 0 { end += 1 }
+        body(UnsafeRawBufferPointer(rebasing: list[start..<end]))
+        start = end + 1
+      }
+    }
+  }
+
   internal func withNameList<R>(
     _ body: (UnsafeRawBufferPointer) -> R
   ) throws(SkipBackupError) -> R {

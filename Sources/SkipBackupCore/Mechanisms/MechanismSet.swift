@@ -131,21 +131,13 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     -> MechanismSet
   {
     do {
-      return try ExtendedAttributes(of: item).withNameList { list in
-        var listed: MechanismSet = []
-        // The listing is NUL-separated names.
-        var start = 0
-        while start < list.count {
-          var end = start
-          while end < list.count && list[end] != 0 { end += 1 }
-          let name = UnsafeRawBufferPointer(rebasing: list[start..<end])
-          if let mechanism = Mechanism.attributeMechanism(named: name) {
-            listed.insert(MechanismSet(mechanism))
-          }
-          start = end + 1
+      var listed: MechanismSet = []
+      try ExtendedAttributes(of: item).forEachName { name in
+        if let mechanism = Mechanism.attributeMechanism(named: name) {
+          listed.insert(MechanismSet(mechanism))
         }
-        return listed
       }
+      return listed
     } catch  where error.errno == .notSupported {
       return []
     }

@@ -124,18 +124,11 @@ package struct SweepStateReader: Sendable {
     var listed: MechanismSet = []
     let record = SweepProvenance.attributeName.bytes
     do {
-      try ExtendedAttributes(of: item).withNameList { list in
-        var start = 0
-        while start < list.count {
-          var end = start
-          while end < list.count && list[end] != 0 { end += 1 }
-          let name = UnsafeRawBufferPointer(rebasing: list[start..<end])
-          if let mechanism = Mechanism.attributeMechanism(named: name) {
-            listed.insert(MechanismSet(mechanism))
-          } else if name.elementsEqual(record) {
-            state.hasRecord = true
-          }
-          start = end + 1
+      try ExtendedAttributes(of: item).forEachName { name in
+        if let mechanism = Mechanism.attributeMechanism(named: name) {
+          listed.insert(MechanismSet(mechanism))
+        } else if name.elementsEqual(record) {
+          state.hasRecord = true
         }
       }
     } catch  where error.errno == .notSupported {
