@@ -389,3 +389,15 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
     if errno != .interrupted { return .failure(errno) }
   }
 }
+
+// MARK: - Looking at an item to explain a refusal (issue 9)
+
+/// The corresponding C function is `fstatfs(2)`.
+package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) -> CInt {
+  mocked(.fstatfs) { fstatfs(fd, buffer) }
+}
+
+/// The corresponding C function is `geteuid(2)`.
+package func system_geteuid() -> uid_t {
+  geteuid()
+}
