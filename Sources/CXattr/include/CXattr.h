@@ -9,6 +9,7 @@
 #include <linux/stat.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -30,6 +31,9 @@
 
 // O_TMPFILE likewise needs _GNU_SOURCE; glibc defines its parts unconditionally.
 static const int CXATTR_O_TMPFILE = __O_TMPFILE;
+// O_PATH too: an open that reads nothing, for fstatfs(2) on any item (the
+// filesystem that explains an EPERM).
+static const int CXATTR_O_PATH = __O_PATH;
 
 // Linux 6.13's getxattrat, setxattrat, listxattrat and removexattrat: glibc
 // 2.36 declares none of them, and Swift cannot call the variadic syscall(2).

@@ -63,7 +63,7 @@ public struct ExtendedAttributes: Sendable {
     case .success: return true
     case .failure(.noData): return false
     case .failure(let errno):
-      throw SkipBackupError(result.call, errno, path: item.displayPath, attribute: name)
+      throw failure(result.call, errno, attribute: name)
     }
   }
 
@@ -91,7 +91,7 @@ public struct ExtendedAttributes: Sendable {
       }
     }
     if case .failure(let errno) = result.value {
-      throw failure(result.call, errno, changing: name)
+      throw failure(result.call, errno, attribute: name)
     }
   }
 
@@ -113,19 +113,21 @@ public struct ExtendedAttributes: Sendable {
     case .success: return true
     case .failure(.noData): return false
     case .failure(let errno):
-      throw failure(result.call, errno, changing: name)
+      throw failure(result.call, errno, attribute: name)
     }
   }
 
-  /// The error of a call that changes the attribute `name`. Linux answers
-  /// `EPERM` for a symbolic link, a device, a FIFO or a socket, and then the
-  /// item's type is the whole explanation, so it is looked up here, the one
-  /// place that reports it.
+  /// The error of a call on the attribute `name` (or the list, when `nil`),
+  /// with what a look at the item finds that explains it: Linux answers
+  /// `EPERM` for a symbolic link, a device, a FIFO or a socket, for an
+  /// immutable item and for /proc's directories, and `EACCES` for the item
+  /// or for a directory on the way to it. This is the one place that
+  /// reports those, so the look is made here, after the failure only.
   private func failure(
-    _ call: SystemCall, _ errno: Errno, changing name: AttributeName
+    _ call: SystemCall, _ errno: Errno, attribute name: AttributeName? = nil
   ) -> SkipBackupError {
     var error = SkipBackupError(call, errno, path: item.displayPath, attribute: name)
-    if errno == .notPermitted { error.fileType = item.typeIfKnown() }
+    (error.fileType, error.finding) = item.explanation(of: errno)
     return error
   }
 
@@ -167,10 +169,10 @@ public struct ExtendedAttributes: Sendable {
         case .success(let size): capacity = Self.nextCapacity(after: capacity, needed: size)
         case .failure(.noData): return body(nil)
         case .failure(let errno):
-          throw SkipBackupError(sized.call, errno, path: item.displayPath, attribute: name)
+          throw failure(sized.call, errno, attribute: name)
         }
       case .failure(let errno):
-        throw SkipBackupError(read.1, errno, path: item.displayPath, attribute: name)
+        throw failure(read.1, errno, attribute: name)
       }
     }
     throw SkipBackupError(lastCall, .outOfRange, path: item.displayPath, attribute: name)
@@ -212,9 +214,12 @@ public struct ExtendedAttributes: Sendable {
       case .failure(.outOfRange):
         let sized = list(into: nil, size: 0)
         lastCall = sized.call
-        capacity = Self.nextCapacity(after: capacity, needed: try sized.value.get(sized.call, item))
+        switch sized.value {
+        case .success(let size): capacity = Self.nextCapacity(after: capacity, needed: size)
+        case .failure(let errno): throw failure(sized.call, errno)
+        }
       case .failure(let errno):
-        throw SkipBackupError(listed.1, errno, path: item.displayPath)
+        throw failure(listed.1, errno)
       }
     }
     throw SkipBackupError(lastCall, .outOfRange, path: item.displayPath)

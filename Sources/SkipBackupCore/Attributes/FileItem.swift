@@ -126,11 +126,6 @@ public struct FileItem: @unchecked Sendable {
     _ = try result.get(.fstatat, self)
     return buffer
   }
-
-  /// The item's type, or `nil` when it cannot be looked up; for messages.
-  internal func typeIfKnown() -> FileType? {
-    (try? status()).map { FileType(rawValue: $0.st_mode & S_IFMT) }
-  }
 }
 
 extension FileItem {

@@ -33,6 +33,8 @@ import SystemPackage
     }
 
     private var forced: [SystemCall: Forced] = [:]
+    /// What to do just before a numbered call is made, by call and number.
+    private var actions: [SystemCall: [Int: () -> Void]] = [:]
     /// How many times each call was made (forced failures included).
     package private(set) var calls: [SystemCall: Int] = [:]
     /// Whether the `*xattrat` calls answered `ENOSYS`, kept per driver rather
@@ -48,6 +50,15 @@ import SystemPackage
       forced[call] = Forced(errno: errno, remaining: times)
     }
 
+    /// Runs `action` just before the `number`th call of `call` (counting
+    /// from 1, forced failures included) is made, or forced to fail: a
+    /// test's way to change the filesystem at one exact point of a run, as
+    /// a racing process might, without a timed wait. The action's own calls
+    /// should bypass the `system_*` wrappers (or are counted too).
+    package func perform(before call: SystemCall, number: Int, _ action: @escaping () -> Void) {
+      actions[call, default: [:]][number] = action
+    }
+
     /// Stops forcing errors on `call`.
     package func stopForcing(_ call: SystemCall) {
       forced[call] = nil
@@ -56,6 +67,7 @@ import SystemPackage
     /// Records a call; the errno to fail it with, if one is forced.
     fileprivate func intercept(_ call: SystemCall) -> Errno? {
       calls[call, default: 0] += 1
+      if let action = actions[call]?.removeValue(forKey: calls[call]!) { action() }
       guard var entry = forced[call] else { return nil }
       if let remaining = entry.remaining {
         entry.remaining = remaining - 1

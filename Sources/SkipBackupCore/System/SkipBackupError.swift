@@ -24,6 +24,56 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// What the item is, where that explains the error: Linux refuses user
   /// attributes on symbolic links, devices, FIFOs and sockets with `EPERM`.
   public var fileType: FileType?
+  /// What a look at the item after the failure found, where that tells
+  /// why the kernel refused: set by the caller that looked, as
+  /// ``fileType`` is, so that `EPERM` is never blamed on an immutable flag
+  /// nobody checked, nor `EACCES` on the item when a directory on the way
+  /// denied it.
+  public var finding: Finding?
+
+  /// What the item turned out to be, after an `EPERM` or `EACCES`.
+  public enum Finding: Hashable, Sendable {
+    /// Its inode flags say immutable (`chattr +i`).
+    case immutable
+    /// Its inode flags say append-only (`chattr +a`).
+    case appendOnly
+    /// Its inode flags were read: neither immutable nor append-only.
+    case neitherImmutableNorAppendOnly
+    /// A directory with the sticky bit (as /tmp) that someone else owns.
+    case stickyDirectoryOfAnother
+    /// It is on a kernel pseudo-filesystem, which refuses user attributes
+    /// (`EPERM` on /proc's process directories).
+    case pseudoFilesystem(PseudoFilesystem)
+    /// The item cannot even be looked up: a directory on the way to it
+    /// denies search (`x`) permission.
+    case searchDenied
+  }
+
+  /// The kernel's pseudo-filesystems, by the `f_type` `statfs(2)` gives.
+  public enum PseudoFilesystem: UInt, Hashable, Sendable, CaseIterable {
+    case proc = 0x9FA0
+    case sysfs = 0x6265_6572
+    case cgroup = 0x0027_E0EB
+    case cgroup2 = 0x6367_7270
+    case debugfs = 0x6462_6720
+    case tracefs = 0x7472_6163
+    case securityfs = 0x7363_6673
+    case bpf = 0xCAFE_4A11
+
+    /// Its name as /proc/filesystems and mount(8) show it.
+    public var name: String {
+      switch self {
+      case .proc: "proc"
+      case .sysfs: "sysfs"
+      case .cgroup: "cgroup"
+      case .cgroup2: "cgroup2"
+      case .debugfs: "debugfs"
+      case .tracefs: "tracefs"
+      case .securityfs: "securityfs"
+      case .bpf: "bpf"
+      }
+    }
+  }
 
   public enum Cause: Hashable, Sendable {
     /// The C call failed with the error number.
@@ -119,7 +169,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   public var reason: String {
     switch cause {
     case .refused(let refusal): Self.reason(refusal, fileType, attribute)
-    case .failed(let call, let errno): Self.reason(call, errno, attribute, fileType)
+    case .failed(let call, let errno): Self.reason(call, errno, attribute, fileType, finding)
     }
   }
 
@@ -159,7 +209,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   }
 
   private static func reason(
-    _ call: SystemCall, _ errno: Errno, _ attribute: AttributeName?, _ fileType: FileType?
+    _ call: SystemCall, _ errno: Errno, _ attribute: AttributeName?, _ fileType: FileType?,
+    _ finding: Finding?
   ) -> String {
     switch errno {
     case .noSuchFileOrDirectory:
@@ -184,10 +235,13 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         if call.isInodeFlags {
           return "operation not permitted: only the owner or root may change inode flags"
         }
-        return "operation not permitted: the item is immutable or append-only (chattr +i or +a), "
-          + "or a sticky directory owned by someone else"
+        return notPermittedReason(finding)
       }
     case .permissionDenied:
+      if finding == .searchDenied {
+        return "permission denied: a directory on the way to it lacks search (x) permission "
+          + "for this user"
+      }
       if call.changesAttributes {
         return "permission denied: changing its attributes needs write permission on it"
       }
@@ -228,6 +282,30 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       var detail = call.description
       if let attribute { detail += " \(attribute)" }
       return "\(path.escapedDescription): \(reason) (\(detail): \(errno.description))"
+    }
+  }
+
+  /// Why a change of a user attribute on a regular file or a directory
+  /// got `EPERM`, by what a look at the item found.
+  private static func notPermittedReason(_ finding: Finding?) -> String {
+    switch finding {
+    case .immutable?:
+      return "operation not permitted: the item is immutable (chattr +i)"
+    case .appendOnly?:
+      return "operation not permitted: the item is append-only (chattr +a)"
+    case .stickyDirectoryOfAnother?:
+      return "operation not permitted: a directory with the sticky bit (as /tmp) that someone "
+        + "else owns keeps its attributes to its owner"
+    case .pseudoFilesystem(let filesystem)?:
+      return "operation not permitted: this is on \(filesystem.name), a kernel "
+        + "pseudo-filesystem that refuses user extended attributes"
+    case .neitherImmutableNorAppendOnly?:
+      return "operation not permitted, though the item is neither immutable nor append-only: "
+        + "it was most likely a symbolic link or special file when the call was made "
+        + "(replaced while this ran), which keep no user extended attributes"
+    case .searchDenied?, nil:
+      return "operation not permitted: the item may be immutable or append-only (chattr +i "
+        + "or +a), or a sticky directory owned by someone else; its flags could not be read"
     }
   }
 

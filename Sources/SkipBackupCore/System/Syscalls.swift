@@ -16,6 +16,7 @@ import SystemPackage
 
 // MARK: - Extended attributes by path
 
+/// The corresponding C function is `getxattr(2)`.
 package func system_getxattr(
   _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
   _ value: UnsafeMutableRawPointer?, _ size: Int
@@ -23,6 +24,7 @@ package func system_getxattr(
   mocked(.getxattr) { getxattr(path, name, value, size) }
 }
 
+/// The corresponding C function is `lgetxattr(2)`.
 package func system_lgetxattr(
   _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
   _ value: UnsafeMutableRawPointer?, _ size: Int
@@ -30,6 +32,7 @@ package func system_lgetxattr(
   mocked(.lgetxattr) { lgetxattr(path, name, value, size) }
 }
 
+/// The corresponding C function is `setxattr(2)`.
 package func system_setxattr(
   _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
   _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
@@ -37,6 +40,7 @@ package func system_setxattr(
   mocked(.setxattr) { setxattr(path, name, value, size, flags) }
 }
 
+/// The corresponding C function is `lsetxattr(2)`.
 package func system_lsetxattr(
   _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
   _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
@@ -44,24 +48,28 @@ package func system_lsetxattr(
   mocked(.lsetxattr) { lsetxattr(path, name, value, size, flags) }
 }
 
+/// The corresponding C function is `listxattr(2)`.
 package func system_listxattr(
   _ path: UnsafePointer<CChar>, _ list: UnsafeMutablePointer<CChar>?, _ size: Int
 ) -> Int {
   mocked(.listxattr) { listxattr(path, list, size) }
 }
 
+/// The corresponding C function is `llistxattr(2)`.
 package func system_llistxattr(
   _ path: UnsafePointer<CChar>, _ list: UnsafeMutablePointer<CChar>?, _ size: Int
 ) -> Int {
   mocked(.llistxattr) { llistxattr(path, list, size) }
 }
 
+/// The corresponding C function is `removexattr(2)`.
 package func system_removexattr(
   _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>
 ) -> CInt {
   mocked(.removexattr) { removexattr(path, name) }
 }
 
+/// The corresponding C function is `lremovexattr(2)`.
 package func system_lremovexattr(
   _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>
 ) -> CInt {
@@ -70,12 +78,14 @@ package func system_lremovexattr(
 
 // MARK: - Extended attributes by descriptor
 
+/// The corresponding C function is `fgetxattr(2)`.
 package func system_fgetxattr(
   _ fd: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeMutableRawPointer?, _ size: Int
 ) -> Int {
   mocked(.fgetxattr) { fgetxattr(fd, name, value, size) }
 }
 
+/// The corresponding C function is `fsetxattr(2)`.
 package func system_fsetxattr(
   _ fd: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawPointer?, _ size: Int,
   _ flags: CInt
@@ -83,18 +93,22 @@ package func system_fsetxattr(
   mocked(.fsetxattr) { fsetxattr(fd, name, value, size, flags) }
 }
 
+/// The corresponding C function is `flistxattr(2)`.
 package func system_flistxattr(
   _ fd: CInt, _ list: UnsafeMutablePointer<CChar>?, _ size: Int
 ) -> Int {
   mocked(.flistxattr) { flistxattr(fd, list, size) }
 }
 
+/// The corresponding C function is `fremovexattr(2)`.
 package func system_fremovexattr(_ fd: CInt, _ name: UnsafePointer<CChar>) -> CInt {
   mocked(.fremovexattr) { fremovexattr(fd, name) }
 }
 
 // MARK: - Extended attributes relative to a directory (Linux 6.13)
 
+/// The corresponding C function is `getxattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
 package func system_getxattrat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
   _ name: UnsafePointer<CChar>, _ value: UnsafeMutableRawPointer?, _ size: Int
@@ -102,6 +116,8 @@ package func system_getxattrat(
   mocked(.getxattrat) { cxattr_getxattrat(dirfd, path, atFlags, name, value, size) }
 }
 
+/// The corresponding C function is `setxattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
 package func system_setxattrat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
   _ name: UnsafePointer<CChar>, _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
@@ -109,6 +125,8 @@ package func system_setxattrat(
   mocked(.setxattrat) { cxattr_setxattrat(dirfd, path, atFlags, name, value, size, flags) }
 }
 
+/// The corresponding C function is `listxattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
 package func system_listxattrat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
   _ list: UnsafeMutablePointer<CChar>?, _ size: Int
@@ -116,6 +134,8 @@ package func system_listxattrat(
   mocked(.listxattrat) { cxattr_listxattrat(dirfd, path, atFlags, list, size) }
 }
 
+/// The corresponding C function is `removexattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
 package func system_removexattrat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
   _ name: UnsafePointer<CChar>
@@ -125,38 +145,47 @@ package func system_removexattrat(
 
 // MARK: - Files and directories
 
+/// The corresponding C function is `openat(2)`, through CXattr because it
+/// is variadic in C.
 package func system_openat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t
 ) -> CInt {
   mocked(.openat) { cxattr_openat(dirfd, path, flags, mode) }
 }
 
+/// The corresponding C function is `close(2)`.
 package func system_close(_ fd: CInt) -> CInt {
   mocked(.close) { close(fd) }
 }
 
+/// The corresponding C function is `read(2)`.
 package func system_read(_ fd: CInt, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
   mocked(.read) { read(fd, buffer, size) }
 }
 
+/// The corresponding C function is `write(2)`.
 package func system_write(_ fd: CInt, _ buffer: UnsafeRawPointer?, _ size: Int) -> Int {
   mocked(.write) { write(fd, buffer, size) }
 }
 
+/// The corresponding C function is `fsync(2)`.
 package func system_fsync(_ fd: CInt) -> CInt {
   mocked(.fsync) { fsync(fd) }
 }
 
+/// The corresponding C function is `fchmod(2)`.
 package func system_fchmod(_ fd: CInt, _ mode: mode_t) -> CInt {
   mocked(.fchmod) { fchmod(fd, mode) }
 }
 
+/// The corresponding C function is `getdents64(2)`, through CXattr.
 package func system_getdents64(
   _ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ size: Int
 ) -> Int {
   mocked(.getdents64) { cxattr_getdents64(fd, buffer, size) }
 }
 
+/// The corresponding C function is `fstatat(2)`.
 package func system_fstatat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<stat>,
   _ flags: CInt
@@ -164,10 +193,12 @@ package func system_fstatat(
   mocked(.fstatat) { fstatat(dirfd, path, buffer, flags) }
 }
 
+/// The corresponding C function is `fstat(2)`.
 package func system_fstat(_ fd: CInt, _ buffer: UnsafeMutablePointer<stat>) -> CInt {
   mocked(.fstat) { fstat(fd, buffer) }
 }
 
+/// The corresponding C function is `statx(2)`, through `syscall(2)` in CXattr.
 package func system_statx(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mask: CUnsignedInt,
   _ buffer: UnsafeMutablePointer<statx>
@@ -175,6 +206,7 @@ package func system_statx(
   mocked(.statx) { cxattr_statx(dirfd, path, flags, mask, buffer) }
 }
 
+/// The corresponding C function is `renameat(2)`.
 package func system_renameat(
   _ olddirfd: CInt, _ oldpath: UnsafePointer<CChar>, _ newdirfd: CInt,
   _ newpath: UnsafePointer<CChar>
@@ -182,6 +214,7 @@ package func system_renameat(
   mocked(.renameat) { renameat(olddirfd, oldpath, newdirfd, newpath) }
 }
 
+/// The corresponding C function is `linkat(2)`.
 package func system_linkat(
   _ olddirfd: CInt, _ oldpath: UnsafePointer<CChar>, _ newdirfd: CInt,
   _ newpath: UnsafePointer<CChar>, _ flags: CInt
@@ -189,16 +222,19 @@ package func system_linkat(
   mocked(.linkat) { linkat(olddirfd, oldpath, newdirfd, newpath, flags) }
 }
 
+/// The corresponding C function is `flock(2)`.
 package func system_flock(_ fd: CInt, _ operation: CInt) -> CInt {
   mocked(.flock) { flock(fd, operation) }
 }
 
+/// The corresponding C function is `unlinkat(2)`.
 package func system_unlinkat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt
 ) -> CInt {
   mocked(.unlinkat) { unlinkat(dirfd, path, flags) }
 }
 
+/// The corresponding C function is `realpath(3)`.
 package func system_realpath(
   _ path: UnsafePointer<CChar>, _ resolved: UnsafeMutablePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
@@ -210,10 +246,14 @@ package func system_realpath(
 
 // MARK: - Inode flags (chattr)
 
+/// The corresponding C function is `ioctl(2)` with `FS_IOC_GETFLAGS`, through
+/// CXattr because `ioctl` is variadic in C.
 package func system_getInodeFlags(_ fd: CInt, _ flags: UnsafeMutablePointer<CInt>) -> CInt {
   mocked(.getInodeFlags) { cxattr_get_inode_flags(fd, flags) }
 }
 
+/// The corresponding C function is `ioctl(2)` with `FS_IOC_SETFLAGS`, through
+/// CXattr because `ioctl` is variadic in C.
 package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> CInt {
   mocked(.setInodeFlags) { cxattr_set_inode_flags(fd, flags) }
 }
@@ -222,30 +262,37 @@ package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> C
 
 /// What /etc/xattr.conf says of the attribute `name`: `ATTR_ACTION_SKIP`,
 /// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one.
+///
+/// The corresponding C function is `attr_copy_action(3)` (libattr).
 package func system_attr_copy_action(_ name: UnsafePointer<CChar>) -> CInt {
   attr_copy_action(name, nil)
 }
 
 // MARK: - Process
 
+/// The corresponding C function is `getrlimit(2)`.
 package func system_getrlimit(_ resource: CInt, _ limit: UnsafeMutablePointer<rlimit>) -> CInt {
   mocked(.getrlimit) { getrlimit(__rlimit_resource_t(UInt32(resource)), limit) }
 }
 
+/// The corresponding C function is `setrlimit(2)`.
 package func system_setrlimit(_ resource: CInt, _ limit: UnsafePointer<rlimit>) -> CInt {
   mocked(.setrlimit) { setrlimit(__rlimit_resource_t(UInt32(resource)), limit) }
 }
 
+/// The corresponding C function is `fchown(2)`.
 package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
   mocked(.fchown) { fchown(fd, owner, group) }
 }
 
+/// The corresponding C function is `umask(2)`.
 package func system_umask(_ mask: mode_t) -> mode_t {
   umask(mask)
 }
 
 // MARK: - Threads
 
+/// The corresponding C function is `pthread_create(3)`, with default attributes.
 package func system_pthread_create(
   _ thread: UnsafeMutablePointer<pthread_t>,
   _ start: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
@@ -257,6 +304,7 @@ package func system_pthread_create(
   return pthread_create(thread, nil, start, argument)
 }
 
+/// The corresponding C function is `pthread_join(3)`.
 package func system_pthread_join(_ thread: pthread_t) -> CInt {
   #if ENABLE_MOCKING
     if let errno = mockedErrno(.pthreadJoin) { return errno.rawValue }
@@ -264,52 +312,63 @@ package func system_pthread_join(_ thread: pthread_t) -> CInt {
   return pthread_join(thread, nil)
 }
 
+/// The corresponding C function is `pthread_mutex_init(3)`, with default attributes.
 package func system_pthread_mutex_init(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_init(mutex, nil)
 }
 
+/// The corresponding C function is `pthread_mutex_destroy(3)`.
 package func system_pthread_mutex_destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_destroy(mutex)
 }
 
+/// The corresponding C function is `pthread_mutex_lock(3)`.
 package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_lock(mutex)
 }
 
+/// The corresponding C function is `pthread_mutex_unlock(3)`.
 package func system_pthread_mutex_unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_unlock(mutex)
 }
 
+/// The corresponding C function is `pthread_cond_init(3)`, with default attributes.
 package func system_pthread_cond_init(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
   pthread_cond_init(condition, nil)
 }
 
+/// The corresponding C function is `pthread_cond_destroy(3)`.
 package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthread_cond_t>)
   -> CInt
 {
   pthread_cond_destroy(condition)
 }
 
+/// The corresponding C function is `pthread_cond_wait(3)`.
 package func system_pthread_cond_wait(
   _ condition: UnsafeMutablePointer<pthread_cond_t>, _ mutex: UnsafeMutablePointer<pthread_mutex_t>
 ) -> CInt {
   pthread_cond_wait(condition, mutex)
 }
 
+/// The corresponding C function is `pthread_cond_signal(3)`.
 package func system_pthread_cond_signal(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
   pthread_cond_signal(condition)
 }
 
+/// The corresponding C function is `pthread_cond_broadcast(3)`.
 package func system_pthread_cond_broadcast(_ condition: UnsafeMutablePointer<pthread_cond_t>)
   -> CInt
 {
   pthread_cond_broadcast(condition)
 }
 
+/// The corresponding C function is `sysconf(3)`.
 package func system_sysconf(_ name: CInt) -> Int {
   mocked(.sysconf) { sysconf(name) }
 }
 
+/// The corresponding C function is `poll(2)`.
 package func system_poll(
   _ descriptors: UnsafeMutablePointer<pollfd>, _ count: Int, _ timeout: CInt
 )
@@ -329,4 +388,16 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
     let errno = Errno(rawValue: Glibc.errno)
     if errno != .interrupted { return .failure(errno) }
   }
+}
+
+// MARK: - Looking at an item to explain a refusal (issue 9)
+
+/// The corresponding C function is `fstatfs(2)`.
+package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) -> CInt {
+  mocked(.fstatfs) { fstatfs(fd, buffer) }
+}
+
+/// The corresponding C function is `geteuid(2)`.
+package func system_geteuid() -> uid_t {
+  geteuid()
 }

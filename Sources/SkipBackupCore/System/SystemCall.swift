@@ -10,7 +10,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case listxattr, llistxattr, flistxattr, listxattrat
   case removexattr, lremovexattr, fremovexattr, removexattrat
   case openat, close, read, write, poll, fsync, fchmod, fchown
-  case getdents64, fstatat, fstat, statx
+  case getdents64, fstatat, fstat, statx, fstatfs
   case renameat, linkat, unlinkat, realpath, flock
   case getInodeFlags = "ioctl(FS_IOC_GETFLAGS)"
   case setInodeFlags = "ioctl(FS_IOC_SETFLAGS)"

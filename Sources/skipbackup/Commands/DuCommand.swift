@@ -34,12 +34,7 @@ struct DuCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
-  )
-  var oneFileSystem = false
+  @OptionGroup var mountPoints: OneFileSystemOption<DuCommand>
 
   @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
   var apparentSize = false
@@ -56,8 +51,7 @@ struct DuCommand: ParsableCommand {
       valueName: "text|json"))
   var format: StatusCommand.Format = .text
 
-  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
-  var quiet = false
+  @OptionGroup var quiet: QuietOption
 
   @Argument(
     help: ArgumentHelp(
@@ -71,14 +65,14 @@ struct DuCommand: ParsableCommand {
 
   func run() throws {
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet)
+    let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let output = Output()
     let links = SharedLinks()
     let visitors = (0..<walkThreads).map { _ in
       UsageVisitor(
         mechanisms: mechanisms, apparentSize: apparentSize, top: top, links: links,
-        diagnostics: diagnostics, progress: progress, output: output)
+        reporter: Reporter(output: output, diagnostics: diagnostics, progress: progress))
     }
     let report = UsageReport(
       mechanismNames: mechanisms.names, json: format == .json, output: output)
@@ -99,7 +93,8 @@ struct DuCommand: ParsableCommand {
       for visitor in visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
       let before = diagnostics.failures
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), visitors: visitors)
+        root: root, options: TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem),
+        visitors: visitors)
       let usage = DiskUsage(
         root: rootBytes, visitors: visitors, mechanisms: mechanisms.count, top: top,
         apparentSize: apparentSize)
@@ -128,4 +123,9 @@ struct DuCommand: ParsableCommand {
     let item = FileItem(path: above, followSymbolicLinks: false)
     return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
   }
+}
+
+extension DuCommand: MountPointHelp {
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
 }

@@ -1,0 +1,136 @@
+import Foundation
+import SkipBackup
+import SkipBackupCore
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An `EPERM` or `EACCES` is explained by what the item really is, as a
+/// look at it after the failure finds (issue 9, items 7 and 10): never
+/// "immutable" without the inode flags saying so, never "needs write
+/// permission on it" when a directory on the way denies the lookup.
+extension ErrorTests {
+  @Test func anImmutableOrAppendOnlyItemIsNamedByItsFlag() throws {
+    for (flag, finding, words) in [
+      ("+i", SkipBackupError.Finding.immutable, "the item is immutable (chattr +i)"),
+      ("+a", .appendOnly, "the item is append-only (chattr +a)"),
+    ] {
+      let file = tree.file("flagged\(flag)")
+      try #require(run(["chattr", Argument(flag), Argument(file)]).status == 0, "needs root")
+      defer { _ = run(["chattr", "-i", "-a", Argument(file)]) }
+      let failure = try #require(
+        error { try Mechanism.resource.mark(FileItem(path: FilePath(file))) })
+      #expect(failure.errno == .notPermitted)
+      #expect(failure.finding == finding)
+      #expect(failure.description.hasPrefix(file + ": operation not permitted: " + words))
+    }
+  }
+
+  /// /proc's process directories answer `EPERM`, not `EOPNOTSUPP`: once
+  /// explained as "immutable".
+  @Test func aProcTaskDirectoryIsAPseudoFilesystemNotImmutable() throws {
+    let task = "/proc/\(getpid())/task/\(getpid())"
+    let failure = try #require(
+      error { try Mechanism.resource.mark(FileItem(path: FilePath(task))) })
+    #expect(failure.errno == .notPermitted)
+    #expect(failure.finding == .pseudoFilesystem(.proc))
+    #expect(
+      failure.description.hasPrefix(
+        task
+          + ": operation not permitted: this is on proc, a kernel pseudo-filesystem that refuses"
+          + " user extended attributes"))
+    #expect(!failure.description.contains("immutable"))
+  }
+
+  /// `EACCES` from a directory without search permission on the way is not
+  /// the item's own permissions (probe = the library run as nobody).
+  @Test func aFileInADirectoryWithoutSearchPermissionSaysSo() throws {
+    let directory = tree.directory("no-search")
+    let file = tree.file("no-search/f")
+    chmod(file, 0o666)
+    chmod(directory, 0o644)
+    defer { chmod(directory, 0o755) }
+    let commands: [[Argument]] = [
+      ["set", Argument(file), "user.x", "01"], ["get", Argument(file), "user.x"],
+    ]
+    for command in commands {
+      let result = run([Argument(probePath)] + command, asNobody: true)
+      #expect(result.status == 1, "\(result)")
+      #expect(
+        result.lines.first?.hasPrefix(
+          file + ": permission denied: a directory on the way to it lacks search (x) permission")
+          == true, "\(result)")
+      #expect(result.lines.last == "errno 13")
+    }
+    // With search permission the file's own mode is the reason again.
+    chmod(directory, 0o755)
+    chmod(file, 0o644)
+    let own = probe("set", Argument(file), "user.x", "01", asNobody: true)
+    #expect(
+      own.lines.first?.hasPrefix(
+        file + ": permission denied: changing its attributes needs write permission on it")
+        == true, "\(own)")
+  }
+
+  #if ENABLE_MOCKING
+    /// The race of item 7, made exact: a symbolic link is swapped in just
+    /// before the set (the kernel answers `EPERM`), and the directory is
+    /// back by the time the item is looked at. Its flags say it is not
+    /// immutable, so the message says what most likely happened instead.
+    @Test func anEPERMFromALinkSwappedInAndOutIsNotBlamedOnImmutability() throws {
+      let parent = tree.directory("parent")
+      tree.file("parent/item/inside")
+      let directory = try FileDescriptor.open(FilePath(parent), .readOnly)
+      defer { try? directory.close() }
+      let item = FileItem(name: "item", in: directory, displayPath: FilePath(parent + "/item"))
+      let failure = MockingDriver.withMocking { driver in
+        driver.perform(before: .setxattrat, number: 1) {
+          precondition(rename(parent + "/item", parent + "/away") == 0)
+          precondition(symlink("/", parent + "/item") == 0)
+        }
+        driver.perform(before: .statx, number: 1) {
+          precondition(unlink(parent + "/item") == 0)
+          precondition(rename(parent + "/away", parent + "/item") == 0)
+        }
+        return Result { () throws(SkipBackupError) in try Mechanism.xdg.mark(item) }
+      }
+      guard case .failure(let error) = failure else {
+        Issue.record("the kernel's EPERM on the link was not thrown")
+        return
+      }
+      #expect(error.cause == .failed(.setxattrat, .notPermitted))
+      #expect(error.fileType == .directory)
+      #expect(error.finding == .neitherImmutableNorAppendOnly)
+      #expect(!error.description.contains("immutable or append-only"))
+      #expect(error.description.contains("neither immutable nor append-only"))
+      #expect(error.description.contains("symbolic link or special file"))
+      #expect(getfattr(parent + "/item", Names.xdg) == nil)
+    }
+
+    /// Left in place, the link is what the message names.
+    @Test func anEPERMFromALinkThatStaysNamesTheLink() throws {
+      let parent = tree.directory("parent")
+      tree.file("parent/item")
+      let directory = try FileDescriptor.open(FilePath(parent), .readOnly)
+      defer { try? directory.close() }
+      let item = FileItem(name: "item", in: directory, displayPath: FilePath(parent + "/item"))
+      let failure = MockingDriver.withMocking { driver in
+        driver.perform(before: .setxattrat, number: 1) {
+          precondition(unlink(parent + "/item") == 0)
+          precondition(symlink("/", parent + "/item") == 0)
+        }
+        return Result { () throws(SkipBackupError) in try Mechanism.xdg.mark(item) }
+      }
+      guard case .failure(let error) = failure else {
+        Issue.record("the kernel's EPERM on the link was not thrown")
+        return
+      }
+      #expect(error.fileType == .symbolicLink)
+      #expect(error.isRefusedForFileType)
+      #expect(error.reason == "Linux keeps no user extended attributes on symbolic links")
+    }
+  #endif
+}
