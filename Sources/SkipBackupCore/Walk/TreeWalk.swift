@@ -164,9 +164,13 @@ final class VanishedEntry: @unchecked Sendable {
 /// Memory does not grow with the number of items: per level of depth an
 /// open descriptor and one read buffer, and at most twice as many handed-over
 /// directories waiting as there are threads.
+///
+/// 1,000 items alone: a few milliseconds of calls, against some 50 µs to
+/// start a thread. It was 20,000, which on the 200,000-file tree kept a
+/// tenth of the walk on one core (`list` 1.14x `xscan` wall, 1.03x CPU).
 package func walkTree(
   root: FilePath, options: TreeWalkOptions = TreeWalkOptions(), visitors: [any TreeVisitor],
-  parallelAfter threshold: Int = 20_000
+  parallelAfter threshold: Int = 1_000
 ) -> TreeWalkCounts {
   precondition(!visitors.isEmpty)
   raiseOpenFileLimit()

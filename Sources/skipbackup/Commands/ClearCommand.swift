@@ -1,7 +1,7 @@
 import ArgumentParser
 import SkipBackupCore
 
-struct ClearCommand: ParsableCommand {
+struct ClearCommand: MarkingCommand {
   static let configuration = CommandConfiguration(
     commandName: "clear",
     abstract: "Remove the marks, so that backups include the items again.",
@@ -21,23 +21,8 @@ struct ClearCommand: ParsableCommand {
       Exit status: 0 when every item was handled, 1 when any failed, 64 for a usage error.
       """)
 
-  @OptionGroup var mechanisms: MechanismOptions
-  @OptionGroup var items: ItemOptions
+  static let action = MarkingRun.Action.clear
+  static let defaultMechanisms: MechanismSet = .all
 
-  @Flag(name: [.customShort("n"), .long], help: "Show what would be cleared, and change nothing.")
-  var dryRun = false
-
-  @OptionGroup var reporting: ReportingOptions
-  @OptionGroup var paths: PathArguments
-
-  func validate() throws {
-    try items.validate(paths)
-  }
-
-  func run() throws {
-    try MarkingRun(
-      action: .clear, mechanisms: mechanisms.mechanisms(default: .all),
-      items: items, paths: paths, reporting: reporting, dryRun: dryRun
-    ).run()
-  }
+  @OptionGroup var options: MarkingOptions<ClearCommand>
 }

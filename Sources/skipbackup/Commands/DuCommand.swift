@@ -14,8 +14,9 @@ struct DuCommand: ParsableCommand {
       everything under it) and the N largest included directories below ROOT, by the included \
       bytes under them. Bytes count as GNU du counts them: disk usage (st_blocks x 512), or \
       st_size with --apparent-size, each hard-linked inode once, on the side where it is met \
-      first. So included plus excluded is what du -s -B1 ROOT (du -s -b ROOT) and \
-      du -s --inodes ROOT print. An item marked by several mechanisms counts under each, and \
+      first, and with several ROOTs under the first ROOT that holds it. So included plus \
+      excluded is what du -s -B1 ROOT... (du -s -b ROOT...) and du -s --inodes ROOT... print \
+      for each ROOT, and the text total is each inode once. An item marked by several mechanisms counts under each, and \
       what lies under a marked directory counts under that directory's mechanisms. By default \
       every attribute mechanism counts (all: legacy, resource and xdg); -m all,nodump,cachedir \
       counts all five. With --format json each ROOT is one JSON object on a line of its own:
@@ -33,12 +34,7 @@ struct DuCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
-  )
-  var oneFileSystem = false
+  @OptionGroup var mountPoints: OneFileSystemOption<DuCommand>
 
   @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
   var apparentSize = false
@@ -55,8 +51,7 @@ struct DuCommand: ParsableCommand {
       valueName: "text|json"))
   var format: StatusCommand.Format = .text
 
-  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
-  var quiet = false
+  @OptionGroup var quiet: QuietOption
 
   @Argument(
     help: ArgumentHelp(
@@ -70,14 +65,14 @@ struct DuCommand: ParsableCommand {
 
   func run() throws {
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet)
+    let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let output = Output()
     let links = SharedLinks()
     let visitors = (0..<walkThreads).map { _ in
       UsageVisitor(
         mechanisms: mechanisms, apparentSize: apparentSize, top: top, links: links,
-        diagnostics: diagnostics, progress: progress, output: output)
+        reporter: Reporter(output: output, diagnostics: diagnostics, progress: progress))
     }
     let report = UsageReport(
       mechanismNames: mechanisms.names, json: format == .json, output: output)
@@ -93,11 +88,13 @@ struct DuCommand: ParsableCommand {
       let rootBytes = root.bytes
       var trimmed = rootBytes.count
       while trimmed > 1 && rootBytes[trimmed - 1] == 0x2F { trimmed -= 1 }
-      links.reset()
+      // `links` is not reset: an inode linked from two ROOTs counts under
+      // the first, as `du -s ROOT1 ROOT2` counts it, so the total holds it once.
       for visitor in visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
       let before = diagnostics.failures
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), visitors: visitors)
+        root: root, options: TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem),
+        visitors: visitors)
       let usage = DiskUsage(
         root: rootBytes, visitors: visitors, mechanisms: mechanisms.count, top: top,
         apparentSize: apparentSize)
@@ -126,4 +123,9 @@ struct DuCommand: ParsableCommand {
     let item = FileItem(path: above, followSymbolicLinks: false)
     return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
   }
+}
+
+extension DuCommand: MountPointHelp {
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
 }

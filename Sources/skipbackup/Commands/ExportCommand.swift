@@ -63,12 +63,7 @@ struct ExportCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
-  )
-  var oneFileSystem = false
+  @OptionGroup var mountPoints: OneFileSystemOption<ExportCommand>
 
   @Option(
     name: [.customShort("o"), .customLong("output")],
@@ -76,8 +71,7 @@ struct ExportCommand: ParsableCommand {
     completion: .file())
   var output: String?
 
-  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
-  var quiet = false
+  @OptionGroup var quiet: QuietOption
 
   @Argument(
     help: ArgumentHelp("The directory the backup reads.", valueName: "ROOT"),
@@ -86,7 +80,7 @@ struct ExportCommand: ParsableCommand {
 
   func run() throws {
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet)
+    let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let syntax = tool.syntax
     let rootArgument = RawArguments.path(root)
@@ -110,15 +104,17 @@ struct ExportCommand: ParsableCommand {
     let sink = OutputSink(descriptor: destination.descriptor)
     let visitors = (0..<walkThreads).map { _ in
       ExportVisitor(
-        mechanisms: mechanisms, syntax: syntax, root: walkRoot, output: Output(sink: sink),
-        diagnostics: diagnostics, progress: progress)
+        mechanisms: mechanisms, syntax: syntax, root: walkRoot,
+        reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
+      )
     }
     _ = walkTree(
       root: rootPath,
       options: TreeWalkOptions(
-        oneFileSystem: oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink),
+        oneFileSystem: mountPoints.oneFileSystem,
+        followRootSymbolicLink: walkRoot.followsSymbolicLink),
       visitors: visitors)
-    for visitor in visitors { visitor.output.flush() }
+    for visitor in visitors { visitor.reporter.output.flush() }
     progress.erase()
     switch destination {
     case .inPlace(let descriptor):
@@ -196,39 +192,39 @@ struct ExportCommand: ParsableCommand {
   }
 }
 
-/// One walk thread's part of `export`: its own output buffer, on the sink
-/// the file is written through, and progress count. Rules come out in the
+extension ExportCommand: MountPointHelp {
+  static let oneFileSystemHelp =
+    "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
+}
+
+/// One walk thread's part of `export`: its own reporter, whose output
+/// buffer is on the sink the file is written through. Rules come out in the
 /// order the threads reach the items, which the backup tools do not mind.
-private final class ExportVisitor: TreeVisitor {
-  let output: Output
+private final class ExportVisitor: ReportingVisitor {
+  let reporter: Reporter
+  private let output: Output
   private let mechanisms: MechanismSet
   private let syntax: any ExclusionSyntax
   private let root: ExportRoot
-  private let diagnostics: Diagnostics
-  private let progress: ProgressCounter
   /// The length of the walk root's path, which every rule leaves out.
   private let rootLength: Int
 
   init(
-    mechanisms: MechanismSet, syntax: any ExclusionSyntax, root: ExportRoot, output: Output,
-    diagnostics: Diagnostics, progress: Progress
+    mechanisms: MechanismSet, syntax: any ExclusionSyntax, root: ExportRoot, reporter: Reporter
   ) {
     self.mechanisms = mechanisms
     self.syntax = syntax
     self.root = root
-    self.output = output
-    self.diagnostics = diagnostics
-    self.progress = ProgressCounter(progress)
+    self.reporter = reporter
+    self.output = reporter.output
     // The walk's paths start with the root as FilePath spells it.
     self.rootLength = FilePath(bytes: root.path).bytes.count
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    progress.tick()
+    reporter.tick()
     if entry.depth == 0 { return .descend }
-    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: output) else {
-      return .skipChildren
-    }
+    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
     guard !marks.isEmpty else { return .descend }
     var relative = entry.pathBytes[rootLength...]
     if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
@@ -238,14 +234,10 @@ private final class ExportVisitor: TreeVisitor {
       output.write(syntax.terminator)
       output.endRecord()
     case .failure(let inexpressible):
-      diagnostics.report(
+      reporter.report(
         "\(entry.path.escapedDescription): excluded, but \(inexpressible.reason); "
-          + "a backup with this file would include it", after: output)
+          + "a backup with this file would include it")
     }
     return .skipChildren
-  }
-
-  func walkFailed(_ error: SkipBackupError) {
-    diagnostics.report(error, after: output)
   }
 }

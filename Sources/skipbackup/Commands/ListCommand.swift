@@ -32,20 +32,14 @@ struct ListCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
-  )
-  var oneFileSystem = false
+  @OptionGroup var mountPoints: OneFileSystemOption<ListCommand>
 
   @Flag(
     name: [.customShort("0"), .customLong("null")],
     help: "End each path with a NUL byte instead of a newline.")
   var null = false
 
-  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
-  var quiet = false
+  @OptionGroup var quiet: QuietOption
 
   @Argument(
     help: ArgumentHelp("The directories to walk.", valueName: "ROOT"), completion: .directory)
@@ -53,16 +47,16 @@ struct ListCommand: ParsableCommand {
 
   func run() throws {
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet)
+    let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let terminator = null ? 0 : UInt8(ascii: "\n")
     let wantsExcluded = selection == .excluded
     let visitors = (0..<walkThreads).map { _ in
       ListVisitor(
         mechanisms: mechanisms, wantsExcluded: wantsExcluded, terminator: terminator,
-        diagnostics: diagnostics, progress: progress)
+        reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
-    let output = visitors[0].output
+    let output = visitors[0].reporter.output
     for root in roots.map(RawArguments.path) {
       do throws(SkipBackupError) {
         // A root below a marked directory is excluded as a whole.
@@ -75,39 +69,40 @@ struct ListCommand: ParsableCommand {
         continue
       }
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: oneFileSystem), visitors: visitors)
+        root: root, options: TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem),
+        visitors: visitors)
     }
-    for visitor in visitors { visitor.output.flush() }
+    for visitor in visitors { visitor.reporter.output.flush() }
     progress.erase()
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 }
 
-/// One walk thread's part of `list`: its own output buffer and progress count.
-private final class ListVisitor: TreeVisitor {
-  let output = Output()
+extension ListCommand: MountPointHelp {
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
+}
+
+/// One walk thread's part of `list`: its own reporter (output buffer and
+/// progress count).
+private final class ListVisitor: ReportingVisitor {
+  let reporter: Reporter
+  private let output: Output
   private let mechanisms: MechanismSet
   private let wantsExcluded: Bool
   private let terminator: UInt8
-  private let diagnostics: Diagnostics
-  private let progress: ProgressCounter
 
-  init(
-    mechanisms: MechanismSet, wantsExcluded: Bool, terminator: UInt8, diagnostics: Diagnostics,
-    progress: Progress
-  ) {
+  init(mechanisms: MechanismSet, wantsExcluded: Bool, terminator: UInt8, reporter: Reporter) {
     self.mechanisms = mechanisms
     self.wantsExcluded = wantsExcluded
     self.terminator = terminator
-    self.diagnostics = diagnostics
-    self.progress = ProgressCounter(progress)
+    self.reporter = reporter
+    self.output = reporter.output
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    progress.tick()
-    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: output) else {
-      return .skipChildren
-    }
+    reporter.tick()
+    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
     let excluded = !marks.isEmpty
     if excluded == wantsExcluded {
       output.write(entry.pathBytes)
@@ -115,9 +110,5 @@ private final class ListVisitor: TreeVisitor {
       output.endRecord()
     }
     return excluded ? .skipChildren : .descend
-  }
-
-  func walkFailed(_ error: SkipBackupError) {
-    diagnostics.report(error, after: output)
   }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import SkipBackupCore
 
-struct MarkCommand: ParsableCommand {
+struct MarkCommand: MarkingCommand {
   static let configuration = CommandConfiguration(
     commandName: "mark",
     abstract: "Mark files and directories so that backups leave them out.",
@@ -17,23 +17,8 @@ struct MarkCommand: ParsableCommand {
       the other items are still handled), 64 for a usage error.
       """)
 
-  @OptionGroup var mechanisms: MechanismOptions
-  @OptionGroup var items: ItemOptions
+  static let action = MarkingRun.Action.mark
+  static let defaultMechanisms: MechanismSet = MechanismSet([.resource])
 
-  @Flag(name: [.customShort("n"), .long], help: "Show what would be marked, and change nothing.")
-  var dryRun = false
-
-  @OptionGroup var reporting: ReportingOptions
-  @OptionGroup var paths: PathArguments
-
-  func validate() throws {
-    try items.validate(paths)
-  }
-
-  func run() throws {
-    try MarkingRun(
-      action: .mark, mechanisms: mechanisms.mechanisms(default: MechanismSet([.resource])),
-      items: items, paths: paths, reporting: reporting, dryRun: dryRun
-    ).run()
-  }
+  @OptionGroup var options: MarkingOptions<MarkCommand>
 }

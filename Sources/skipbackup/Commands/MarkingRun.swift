@@ -2,10 +2,47 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
+/// `mark` or `clear`: the command's help, its action and the mechanisms it
+/// acts on without `-m`; the options and the run are the same.
+protocol MarkingCommand: ParsableCommand {
+  static var action: MarkingRun.Action { get }
+  static var defaultMechanisms: MechanismSet { get }
+  var options: MarkingOptions<Self> { get }
+}
+
+extension MarkingCommand {
+  func run() throws {
+    try MarkingRun(
+      action: Self.action,
+      mechanisms: options.mechanisms.mechanisms(default: Self.defaultMechanisms),
+      items: options.items, paths: options.paths, reporting: options.reporting,
+      dryRun: options.dryRun
+    ).run()
+  }
+}
+
+/// The options of `mark` and `clear`, in the order their help lists them.
+struct MarkingOptions<Command: MarkingCommand>: ParsableArguments {
+  @OptionGroup var mechanisms: MechanismOptions
+  @OptionGroup var items: ItemOptions
+
+  @Flag(
+    name: [.customShort("n"), .long],
+    help: ArgumentHelp("Show what would be \(Command.action.past), and change nothing."))
+  var dryRun = false
+
+  @OptionGroup var reporting: ReportingOptions
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
+}
+
 /// What `mark` and `clear` share: going through the items, writing or
 /// removing marks, saying what changed, and the exit status.
 struct MarkingRun {
-  enum Action {
+  enum Action: Sendable {
     case mark, clear
 
     var verb: String { self == .mark ? "mark" : "clear" }
@@ -40,7 +77,7 @@ struct MarkingRun {
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let workers = (0..<(items.recursive ? walkThreads : 1)).map { _ in
-      MarkingWorker(run: self, diagnostics: diagnostics, progress: progress)
+      MarkingWorker(run: self, reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
     items.forEachPath(paths, diagnostics) { path in
       if items.recursive {
@@ -50,7 +87,7 @@ struct MarkingRun {
         workers[0].applyToPath(path)
       }
     }
-    for worker in workers { worker.output.flush() }
+    for worker in workers { worker.reporter.output.flush() }
     progress.erase()
     if reporting.verbose {
       summarize(workers.reduce(Counts()) { $0 + $1.counts }, diagnostics)
@@ -75,37 +112,34 @@ struct MarkingRun {
 
 /// One walk thread's part of `mark -R` or `clear -R` (and the whole of a run
 /// without `-R`): its own output buffer, counts and progress count.
-final class MarkingWorker: TreeVisitor {
-  let output = Output()
+final class MarkingWorker: ReportingVisitor {
+  let reporter: Reporter
   var counts = MarkingRun.Counts()
   private let run: MarkingRun
   private let fileMechanisms: MechanismSet
-  private let diagnostics: Diagnostics
-  private let progress: ProgressCounter
 
-  init(run: MarkingRun, diagnostics: Diagnostics, progress: Progress) {
+  init(run: MarkingRun, reporter: Reporter) {
     self.run = run
     self.fileMechanisms = run.mechanisms.applicableToFiles
-    self.diagnostics = diagnostics
-    self.progress = ProgressCounter(progress)
+    self.reporter = reporter
   }
 
   /// One PATH, not recursive: a symbolic link is refused unless `-L`.
   func applyToPath(_ path: FilePath) {
     let item = FileItem(path: path, followSymbolicLinks: run.items.dereference)
     if !run.items.dereference, let refusal = symbolicLinkRefusal(item) {
-      diagnostics.report(refusal, after: output)
+      reporter.report(refusal)
       return
     }
     do {
       try apply(item, with: run.mechanisms) { path }
     } catch {
-      diagnostics.report(error, after: output)
+      reporter.report(error)
     }
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    progress.tick()
+    reporter.tick()
     if entry.isOnOtherFilesystem {
       counts.otherFilesystem += 1
       return .skipChildren
@@ -114,7 +148,7 @@ final class MarkingWorker: TreeVisitor {
     case .regular, .directory:
       return apply(entry)
     case .symbolicLink where entry.depth == 0:
-      diagnostics.report(symbolicLinkError(entry.item), after: output)
+      reporter.report(symbolicLinkError(entry.item))
     case _ where entry.depth == 0:
       // A device, FIFO or socket given as PATH is handled as without -R:
       // the kernel's refusal is reported, not counted as skipped.
@@ -123,10 +157,6 @@ final class MarkingWorker: TreeVisitor {
       counts.skipped += 1  // links, devices, FIFOs and sockets keep no user attributes
     }
     return .descend
-  }
-
-  func walkFailed(_ error: SkipBackupError) {
-    diagnostics.report(error, after: output)
   }
 
   /// Marks or clears an entry of a walk; says whether the walk may go on
@@ -163,7 +193,7 @@ final class MarkingWorker: TreeVisitor {
       counts.skipped += 1
       return .skipChildren
     } catch {
-      diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      reporter.report(error, at: entry)
     }
     return .descend
   }
@@ -192,11 +222,11 @@ final class MarkingWorker: TreeVisitor {
     }
     counts.changed += 1
     if run.dryRun {
-      output.write("would \(run.action.verb) ")
-      output.write(path(), terminator: UInt8(ascii: "\n"))
+      reporter.output.write("would \(run.action.verb) ")
+      reporter.output.write(path(), terminator: UInt8(ascii: "\n"))
     } else if run.reporting.verbose {
-      output.write("\(run.action.past) ")
-      output.write(path(), terminator: UInt8(ascii: "\n"))
+      reporter.output.write("\(run.action.past) ")
+      reporter.output.write(path(), terminator: UInt8(ascii: "\n"))
     }
   }
 

@@ -41,8 +41,7 @@ struct StatusCommand: ParsableCommand {
   )
   var verbose = false
 
-  @Flag(name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
-  var quiet = false
+  @OptionGroup var quiet: QuietOption
   @OptionGroup var paths: PathArguments
 
   func validate() throws {
@@ -51,7 +50,7 @@ struct StatusCommand: ParsableCommand {
 
   func run() throws {
     let mechanisms = try mechanisms.mechanisms(default: .all)
-    let progress = Progress(enabled: items.recursive && !quiet)
+    let progress = Progress(enabled: items.recursive && !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let visitors = (0..<(items.recursive ? walkThreads : 1)).map { _ in
       StatusVisitor(
@@ -87,30 +86,26 @@ struct StatusCommand: ParsableCommand {
   }
 }
 
-/// One walk thread's part of `status -R`: its own report and progress count.
-private final class StatusVisitor: TreeVisitor {
+/// One walk thread's part of `status -R`: its own report, and a reporter
+/// on the report's output.
+private final class StatusVisitor: ReportingVisitor {
   let report: StatusReport
+  let reporter: Reporter
   /// The nearest marked directory above the walk's root, if any.
   var above: [UInt8]?
   private let mechanisms: MechanismSet
-  private let diagnostics: Diagnostics
-  private let progress: ProgressCounter
 
   init(
     mechanisms: MechanismSet, report: StatusReport, diagnostics: Diagnostics, progress: Progress
   ) {
     self.mechanisms = mechanisms
     self.report = report
-    self.diagnostics = diagnostics
-    self.progress = ProgressCounter(progress)
+    self.reporter = Reporter(output: report.output, diagnostics: diagnostics, progress: progress)
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    progress.tick()
-    guard let marks = entry.marks(mechanisms, reportingTo: diagnostics, after: report.output)
-    else {
-      return .skipChildren
-    }
+    reporter.tick()
+    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
     // The nearest marked directory: one in the walk, or else one above the root.
     let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
     // The rule behind a sweep's mark: read only for marked items.
@@ -119,10 +114,6 @@ private final class StatusVisitor: TreeVisitor {
       ? nil : (try? SweepProvenance.read(from: entry.item))?.rule
     report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom, sweepRule: rule)
     return marks.isEmpty ? .descend : .descendMarked
-  }
-
-  func walkFailed(_ error: SkipBackupError) {
-    diagnostics.report(error, after: report.output)
   }
 }
 

@@ -45,12 +45,7 @@ struct SweepCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
-  )
-  var oneFileSystem = false
+  @OptionGroup var mountPoints: OneFileSystemOption<SweepCommand>
 
   @Flag(
     name: [.customShort("n"), .long],
@@ -115,7 +110,7 @@ struct SweepCommand: ParsableCommand {
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
       verbose: reporting.verbose, format: format, git: git, diagnostics: diagnostics)
     let visitors = (0..<walkThreads).map { _ in SweepVisitor(run: run, progress: progress) }
-    let options = TreeWalkOptions(oneFileSystem: oneFileSystem, wholeListings: !undo)
+    let options = TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem, wholeListings: !undo)
     for root in rootPaths {
       let walked = root.bytes
       guard let canonical = canonicalPath(walked) else {
@@ -174,7 +169,9 @@ struct SweepCommand: ParsableCommand {
           "already marked \(total.alreadyMarked)",
           "skipped \(total.skipped) (kept by a keep rule, or no mark applies)",
         ]
-      if oneFileSystem { parts.append("not entered \(total.otherFilesystem) (other filesystems)") }
+      if mountPoints.oneFileSystem {
+        parts.append("not entered \(total.otherFilesystem) (other filesystems)")
+      }
       if total.vanished > 0 { parts.append("vanished \(total.vanished)") }
       parts.append("errors \(diagnostics.failures)")
       if !undo { parts.append("bytes kept out \(total.bytes) (\(humanSize(total.bytes)))") }
@@ -241,6 +238,11 @@ struct SweepCommand: ParsableCommand {
     }
     output.flush()
   }
+}
+
+extension SweepCommand: MountPointHelp {
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
 }
 
 /// The whole of a small file, such as the rules file.

@@ -20,12 +20,7 @@ struct ItemOptions: ParsableArguments {
   )
   var dereference = false
 
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
-  )
-  var oneFileSystem = false
+  @OptionGroup var oneFileSystemOption: OneFileSystemOption<ItemOptions>
 
   @Option(
     name: .customLong("files-from"),
@@ -45,6 +40,8 @@ struct ItemOptions: ParsableArguments {
       throw ValidationError("--null describes the --files-from FILE; give --files-from too.")
     }
   }
+
+  var oneFileSystem: Bool { oneFileSystemOption.oneFileSystem }
 
   var walkOptions: TreeWalkOptions {
     TreeWalkOptions(oneFileSystem: oneFileSystem, followRootSymbolicLink: dereference)
@@ -83,6 +80,11 @@ struct ItemOptions: ParsableArguments {
   }
 }
 
+extension ItemOptions: MountPointHelp {
+  static let oneFileSystemHelp =
+    "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
+}
+
 /// The PATH arguments of mark, clear and status.
 struct PathArguments: ParsableArguments {
   @Argument(
@@ -99,9 +101,9 @@ struct ReportingOptions: ParsableArguments {
       "Print each item that changes, and end with a summary of the counts on standard error.")
   var verbose = false
 
-  @Flag(
-    name: [.customShort("q"), .long], help: "Show no progress line on a long run.")
-  var quiet = false
+  @OptionGroup var quietOption: QuietOption
+
+  var quiet: Bool { quietOption.quiet }
 
   mutating func validate() throws {
     if verbose && quiet { throw ValidationError("--verbose and --quiet cannot go together.") }

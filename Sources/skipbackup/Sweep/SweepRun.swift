@@ -107,12 +107,12 @@ struct SweepCounts {
 /// One walk thread's part of a sweep: its output, counts, and what it
 /// knows of each open directory (the listing, the path rules and the names
 /// git ignores in it), by the depth of the directory's entries.
-final class SweepVisitor: TreeVisitor {
-  let output = Output()
+final class SweepVisitor: ReportingVisitor {
+  let reporter: Reporter
+  let output: Output
   var counts = SweepCounts()
   var root: SweepRoot?
   private let run: SweepRun
-  private var progress: ProgressCounter
   private var line = JSONLine()
   private var directories: [Directory] = []
 
@@ -124,11 +124,8 @@ final class SweepVisitor: TreeVisitor {
 
   init(run: SweepRun, progress: Progress) {
     self.run = run
-    self.progress = ProgressCounter(progress)
-  }
-
-  func walkFailed(_ error: SkipBackupError) {
-    run.diagnostics.report(error, after: output)
+    self.reporter = Reporter(diagnostics: run.diagnostics, progress: progress)
+    self.output = reporter.output
   }
 
   func enterDirectory(_ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int) {
@@ -142,8 +139,7 @@ final class SweepVisitor: TreeVisitor {
     }
     if let git = run.git {
       if listing.contains(Self.gitDirectory), let failure = git.scan(workTree: Array(path)) {
-        run.diagnostics.report(
-          "\(failure); the gitignore rule is left out there", after: output)
+        reporter.report("\(failure); the gitignore rule is left out there")
       }
       directory.ignored = git.ignored(in: path)
     }
@@ -153,7 +149,7 @@ final class SweepVisitor: TreeVisitor {
   private static let gitDirectory = Array(".git".utf8)
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    progress.tick()
+    reporter.tick()
     if entry.isOnOtherFilesystem {
       counts.otherFilesystem += 1
       return .skipChildren
@@ -196,7 +192,7 @@ final class SweepVisitor: TreeVisitor {
       counts.vanished += 1
       return .skipChildren
     } catch {
-      run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      reporter.report(error, at: entry)
       return .skipChildren
     }
     // Nearly every item: no rule, no record.
@@ -212,7 +208,7 @@ final class SweepVisitor: TreeVisitor {
       do {
         record = try SweepProvenance.read(from: entry.item)
       } catch {
-        run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+        reporter.report(error, at: entry)
         return .skipChildren
       }
       if let record {
@@ -294,7 +290,7 @@ final class SweepVisitor: TreeVisitor {
     if error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
     } else {
-      run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      reporter.report(error, at: entry)
     }
   }
 
@@ -331,7 +327,7 @@ final class SweepVisitor: TreeVisitor {
       counts.vanished += 1
       return .skipChildren
     } catch {
-      run.diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      reporter.report(error, at: entry)
       return .descend
     }
     guard let record else { return .descend }

@@ -13,7 +13,7 @@ import Synchronization
 /// or when SIGINT or SIGTERM ends it (the process then still dies by the
 /// signal, so its status says so).
 ///
-/// Walk threads count in batches through ``ProgressCounter``, so that
+/// Walk threads count in batches through their ``Reporter``, so that
 /// counting costs nothing when there is no terminal to show it on.
 final class Progress: Sendable {
   let isEnabled: Bool
@@ -107,28 +107,6 @@ enum ProgressLineOnScreen {
       }
       sigemptyset(&action.sa_mask)
       _ = sigaction(signal, &action, nil)
-    }
-  }
-}
-
-/// One thread's count of items for a ``Progress``, handed over every 1,024.
-/// A class, so that a visitor ticks it through a `let` and, without a
-/// terminal to show it on, no access to a mutable property is made at all.
-final class ProgressCounter {
-  private let progress: Progress
-  private var pending = 0
-
-  init(_ progress: Progress) {
-    self.progress = progress
-  }
-
-  @inline(__always)
-  func tick() {
-    guard progress.isEnabled else { return }
-    pending += 1
-    if pending == 1024 {
-      progress.add(pending)
-      pending = 0
     }
   }
 }

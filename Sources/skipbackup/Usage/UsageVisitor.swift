@@ -20,13 +20,11 @@ import SystemPackage
 /// flags every directory above as split. Split directories are summed
 /// across threads at the end by path; the others go straight into the top
 /// lists, so memory stays flat.
-final class UsageVisitor: TreeVisitor {
+final class UsageVisitor: ReportingVisitor {
   let mechanisms: MechanismSet
+  let reporter: Reporter
   private let apparentSize: Bool
   private let links: SharedLinks
-  private let diagnostics: Diagnostics
-  private let output: Output
-  private let progress: ProgressCounter
 
   /// Set for each ROOT before its walk.
   var rootExclusion: RootExclusion?
@@ -90,15 +88,12 @@ final class UsageVisitor: TreeVisitor {
   }
 
   init(
-    mechanisms: MechanismSet, apparentSize: Bool, top: Int, links: SharedLinks,
-    diagnostics: Diagnostics, progress: Progress, output: Output
+    mechanisms: MechanismSet, apparentSize: Bool, top: Int, links: SharedLinks, reporter: Reporter
   ) {
     self.mechanisms = mechanisms
     self.apparentSize = apparentSize
     self.links = links
-    self.diagnostics = diagnostics
-    self.output = output
-    self.progress = ProgressCounter(progress)
+    self.reporter = reporter
     self.byMechanism = Array(repeating: 0, count: mechanisms.count)
     self.topExcluded = TopPaths(limit: top)
     self.topIncluded = TopPaths(limit: top)
@@ -120,7 +115,7 @@ final class UsageVisitor: TreeVisitor {
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    progress.tick()
+    reporter.tick()
     // GNU du -x leaves a mount point out altogether.
     if entry.isOnOtherFilesystem { return .skipChildren }
     let status: stat
@@ -129,7 +124,7 @@ final class UsageVisitor: TreeVisitor {
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       return .skipChildren  // gone since its directory was listed
     } catch {
-      diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+      reporter.report(error, at: entry)
       return .skipChildren
     }
     let isDirectory = status.st_mode & S_IFMT == S_IFDIR
@@ -151,7 +146,7 @@ final class UsageVisitor: TreeVisitor {
       bits = rootExclusion.bits
       rule = rootExclusion.rule
     } else if !inherited {
-      bits = entry.marks(mechanisms, reportingTo: diagnostics, after: output) ?? []
+      bits = reporter.marks(mechanisms, of: entry) ?? []
       if !bits.isEmpty { rule = sweepRule(of: entry.item) }
     }
     let isExcluded = inherited || !bits.isEmpty
@@ -186,10 +181,6 @@ final class UsageVisitor: TreeVisitor {
       frames[frames.count - 1].bytes += size
     }
     return .skipChildren
-  }
-
-  func walkFailed(_ error: SkipBackupError) {
-    diagnostics.report(error, after: output)
   }
 
   /// After the walk: leaves every directory still on the chain.

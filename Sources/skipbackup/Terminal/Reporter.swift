@@ -1,0 +1,77 @@
+import SkipBackupCore
+
+/// What every visitor of a walk reports through: one per walk thread, with
+/// that thread's output buffer and progress count, and the run's one
+/// ``Diagnostics``. A failure is written after what the thread's buffer
+/// holds, so that a message comes after the lines it follows.
+///
+/// The progress count is kept here, not in the shared ``Progress``: a visit
+/// ticks it through a `let`, and without a terminal to show it on, no
+/// access to a mutable property is made at all.
+final class Reporter {
+  let output: Output
+  let diagnostics: Diagnostics
+  private let progress: Progress
+  private var pending = 0
+
+  init(output: Output = Output(), diagnostics: Diagnostics, progress: Progress) {
+    self.output = output
+    self.diagnostics = diagnostics
+    self.progress = progress
+  }
+
+  /// Counts one item for the progress line, handed over every 1,024.
+  @inline(__always)
+  func tick() {
+    guard progress.isEnabled else { return }
+    pending += 1
+    if pending == 1024 {
+      progress.add(pending)
+      pending = 0
+    }
+  }
+
+  /// Reports a failure of the run's own, such as a ROOT that cannot be read.
+  func report(_ error: SkipBackupError) {
+    diagnostics.report(error, after: output)
+  }
+
+  /// Reports a failure on `entry`: one below the root is named by its
+  /// path in the walk.
+  func report(_ error: SkipBackupError, at entry: borrowing TreeEntry) {
+    diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+  }
+
+  /// Reports a failure that is not a file error.
+  func report(_ message: String) {
+    diagnostics.report(message, after: output)
+  }
+
+  /// Which of `mechanisms` mark `entry`: none for a symbolic link or
+  /// special file, which keep no user attributes, and `nil` when the entry
+  /// is gone since its directory was listed, or cannot be read (that
+  /// failure reported).
+  func marks(_ mechanisms: MechanismSet, of entry: borrowing TreeEntry) -> MechanismSet? {
+    guard entry.type == .regular || entry.type == .directory else { return [] }
+    do throws(SkipBackupError) {
+      return try mechanisms.marks(on: entry.item)
+    } catch  where error.isNoSuchFile && entry.depth > 0 {
+      return nil
+    } catch {
+      report(error, at: entry)
+      return nil
+    }
+  }
+}
+
+/// A visitor that reports through a ``Reporter``: what the walk itself
+/// cannot read goes there too.
+protocol ReportingVisitor: TreeVisitor {
+  var reporter: Reporter { get }
+}
+
+extension ReportingVisitor {
+  func walkFailed(_ error: SkipBackupError) {
+    reporter.report(error)
+  }
+}
