@@ -190,6 +190,40 @@ extension CLITests {
       #expect(jsonObjects(json).count == 2, "one object a ROOT, no total")
     }
 
+    /// An inode linked from two ROOTs counts under the first, as GNU du
+    /// counts it given both, so the text total holds it once.
+    @Test func aHardLinkAcrossRootsCountsOnceAsDuCountsIt() throws {
+      let tree = try TemporaryDirectory()
+      let first = tree.directory("r1")
+      let second = tree.directory("r2")
+      tree.file("r1/shared", String(repeating: "s", count: 300_000))
+      link(first + "/shared", second + "/shared-too")
+      tree.file("r2/own", String(repeating: "o", count: 5_000))
+      setfattr(tree.file("r2/marked", String(repeating: "m", count: 7_000)), .xdg)
+      func gnu(_ arguments: String...) -> [Int] {
+        run(["du", "-s"] + arguments.map { Argument($0) } + [Argument(first), Argument(second)])
+          .output.split(separator: "\n").map { Int($0.split(separator: "\t")[0]) ?? -1 }
+      }
+      let result = skipbackup("du", "--format", "json", Argument(first), Argument(second))
+      #expect(result.status == 0, "\(result)")
+      let objects = jsonObjects(result)
+      try #require(objects.count == 2, "\(result)")
+      let sides = objects.map { (side($0, "included"), side($0, "excluded")) }
+      #expect(sides.map { $0.0.bytes + $0.1.bytes } == gnu("-B1"), "\(result)")
+      let inodes = sides.map {
+        $0.0.files + $0.0.directories + $0.1.files + $0.1.directories
+      }
+      #expect(inodes == gnu("--inodes"), "\(result)")
+      #expect(inodes.reduce(0, +) == 5, "r1, r1/shared, r2, r2/own, r2/marked")
+      // The text total: included r1/shared and r2/own, excluded r2/marked.
+      let text = skipbackup("du", Argument(first), Argument(second))
+      #expect(text.status == 0, "\(text)")
+      let total = text.output.components(separatedBy: "\ntotal\n").last ?? ""
+      let lines = total.split(separator: "\n")
+      #expect(lines.count == 2 && lines[0].contains(" 2 files "), "\(text)")
+      #expect(lines.count == 2 && lines[1].contains(" 1 file "), "\(text)")
+    }
+
     @Test func anUnreadableRootIsReportedAndTheRestCounted() throws {
       let tree = try TemporaryDirectory()
       tree.file("root/f", "x")

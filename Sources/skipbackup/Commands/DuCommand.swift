@@ -14,8 +14,9 @@ struct DuCommand: ParsableCommand {
       everything under it) and the N largest included directories below ROOT, by the included \
       bytes under them. Bytes count as GNU du counts them: disk usage (st_blocks x 512), or \
       st_size with --apparent-size, each hard-linked inode once, on the side where it is met \
-      first. So included plus excluded is what du -s -B1 ROOT (du -s -b ROOT) and \
-      du -s --inodes ROOT print. An item marked by several mechanisms counts under each, and \
+      first, and with several ROOTs under the first ROOT that holds it. So included plus \
+      excluded is what du -s -B1 ROOT... (du -s -b ROOT...) and du -s --inodes ROOT... print \
+      for each ROOT, and the text total is each inode once. An item marked by several mechanisms counts under each, and \
       what lies under a marked directory counts under that directory's mechanisms. By default \
       every attribute mechanism counts (all: legacy, resource and xdg); -m all,nodump,cachedir \
       counts all five. With --format json each ROOT is one JSON object on a line of its own:
@@ -87,7 +88,8 @@ struct DuCommand: ParsableCommand {
       let rootBytes = root.bytes
       var trimmed = rootBytes.count
       while trimmed > 1 && rootBytes[trimmed - 1] == 0x2F { trimmed -= 1 }
-      links.reset()
+      // `links` is not reset: an inode linked from two ROOTs counts under
+      // the first, as `du -s ROOT1 ROOT2` counts it, so the total holds it once.
       for visitor in visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
       let before = diagnostics.failures
       _ = walkTree(

@@ -82,9 +82,10 @@ struct RootExclusion {
   var rule: String?
 }
 
-/// The state every thread of one `du` walk shares: the inodes with several
-/// links met so far, so that each counts once, on the side where it is met
-/// first (GNU du counts a hard-linked file once, too).
+/// The state every thread of a `du` run shares: the inodes with several
+/// links met so far, in every ROOT, so that each counts once, on the side
+/// and under the ROOT where it is met first (GNU du counts a hard-linked
+/// file once, too, across all its arguments).
 final class SharedLinks: Sendable {
   private struct Inode: Hashable {
     let device: UInt64
@@ -96,6 +97,4 @@ final class SharedLinks: Sendable {
   func firstVisit(device: UInt64, inode: UInt64) -> Bool {
     seen.withLock { $0.insert(Inode(device: device, number: inode)).inserted }
   }
-
-  func reset() { seen.withLock { $0.removeAll(keepingCapacity: true) } }
 }
