@@ -214,7 +214,6 @@ extension CLITests {
       tree.directory("home/site/_site")
       tree.directory("home/a/scratch")
       tree.directory("home/other/venv")  // no pyvenv.cfg inside
-      let config = tree.directory("home/.config/skipbackup")
       tree.file(
         "home/.config/skipbackup/rules",
         """
@@ -226,7 +225,6 @@ extension CLITests {
         mechanisms legacy,resource
 
         """)
-      _ = config
       let result = sweep(["--no-builtin-rules"], home: home)
       #expect(result.status == 0, "\(result)")
       #expect(markedItems(home) == ["site/_site", "env", "a/scratch", "big.iso"])
