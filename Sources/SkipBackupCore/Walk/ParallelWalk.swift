@@ -33,6 +33,8 @@ final class WorkSharing: @unchecked Sendable {
   private var idle = 0
   private var done = false
   private var counts = TreeWalkCounts()
+  /// Guarded by `lock`: what vanished on the helpers' way, for the end of the walk.
+  private var helpersVanished: [VanishedEntry] = []
   /// `idle`, `tasks.count` and whether the helpers have started, read
   /// without the lock on every directory a walker enters.
   private let hungry = Atomic<Int>(0)
@@ -122,8 +124,15 @@ final class WorkSharing: @unchecked Sendable {
       startsHelpers: false)
     while let task = take() { walker.walk(task) }
     let vanished = walker.counts.vanished
-    lock.withLock { counts.vanished += vanished }
+    let entries = walker.vanishedEntries
+    lock.withLock {
+      counts.vanished += vanished
+      helpersVanished += entries
+    }
   }
+
+  /// What vanished on the helpers' way; after ``finish(adding:)``.
+  var vanishedEntries: [VanishedEntry] { lock.withLock { helpersVanished } }
 
   /// Waits for the helpers; the counts of every walker.
   func finish(adding counts: TreeWalkCounts) -> TreeWalkCounts {

@@ -51,6 +51,10 @@ package enum TreeVisit {
   case descendMarked
   /// Leave the directory's entries alone.
   case skipChildren
+  /// The entry was gone when the visitor acted on it (`ENOENT`): as
+  /// ``skipChildren``, and the walk looks it up again at its end, visiting it
+  /// then if its path is there again, or counting it vanished.
+  case vanished
 }
 
 /// What a command does with the items of a walk. A walk on several threads
@@ -100,8 +104,47 @@ package struct TreeWalkOptions: Sendable {
 
 /// What a walk met besides what it visited.
 package struct TreeWalkCounts: Sendable {
-  /// Entries that were gone, or had been replaced, when the walk reached them.
+  /// Entries that were gone, or had been replaced, when the walk reached
+  /// them, and were still gone at the end of the walk.
   package var vanished = 0
+}
+
+/// An entry that was gone when the walk (or its visitor) reached it, kept to
+/// be looked up again at the end of the walk: a directory renamed away and
+/// straight back (an editor's save, a tool moving a tree aside) is then
+/// walked, not lost with everything in it (issue 9, item 8). It is reached
+/// again through its parent directory, held open (`O_PATH`), never by a path
+/// resolved anew, so no link swapped in above it is followed.
+final class VanishedEntry: @unchecked Sendable {
+  /// The directory the entry was listed in.
+  let parent: CInt
+  /// The entry's name, NUL-terminated.
+  let name: [CChar]
+  /// Its path from the root, as the walk showed it.
+  let path: [UInt8]
+  let depth: Int
+  /// Whether the visitor saw it already (only its entries are left to walk).
+  let visited: Bool
+  /// The marked ancestor its entries see (when visited), or it sees.
+  let markedAncestorLength: Int?
+
+  init?(
+    name: UnsafePointer<CChar>, in parent: CInt, path: UnsafeBufferPointer<UInt8>, depth: Int,
+    visited: Bool, markedAncestorLength: Int?
+  ) {
+    let opened = valueOrErrno {
+      system_openat(parent, ".", CXATTR_O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
+    }
+    guard case .success(let descriptor) = opened else { return nil }
+    self.parent = descriptor
+    self.name = Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+    self.path = Array(path)
+    self.depth = depth
+    self.visited = visited
+    self.markedAncestorLength = markedAncestorLength
+  }
+
+  deinit { _ = system_close(parent) }
 }
 
 /// Walks the tree at `root` depth first, relative to open directory
@@ -143,9 +186,21 @@ package func walkTree(
     startsHelpers: sharing != nil)
   guard let task = start.task else { return walker.counts }
   walker.walk(task)
-  guard let sharing else { return walker.counts }
-  while let task = sharing.take() { walker.walk(task) }
-  return sharing.finish(adding: walker.counts)
+  var counts = walker.counts
+  var vanished = walker.vanishedEntries
+  if let sharing {
+    while let task = sharing.take() { walker.walk(task) }
+    counts = sharing.finish(adding: walker.counts)
+    vanished = walker.vanishedEntries + sharing.vanishedEntries
+  }
+  // The end of the walk: what vanished on the way is looked up again, on
+  // this thread, by a walker that counts what vanishes now instead.
+  var lastLook = TreeWalker(
+    options: options, rootDevice: start.rootDevice, visitor: first, sharing: nil,
+    startsHelpers: false, keepsVanished: false)
+  for entry in vanished where !lastLook.revisit(entry) { counts.vanished += 1 }
+  counts.vanished += lastLook.counts.vanished
+  return counts
 }
 
 /// Walks the tree at `root` on the calling thread, as
@@ -236,6 +291,14 @@ struct TreeWalker: ~Copyable {
   var startsHelpers: Bool
   var visited = 0
   var counts = TreeWalkCounts()
+  /// Whether entries that vanish are kept for the end of the walk, or
+  /// counted at once (by the walker that looks at them at the end).
+  let keepsVanished: Bool
+  /// What vanished on the way, for the end of the walk.
+  var vanishedEntries: [VanishedEntry] = []
+  /// At most this many per walker are kept (one descriptor each); past
+  /// that, a vanished entry is counted at once, as before.
+  static let vanishedEntriesKept = 256
 
   /// The bytes of the current path, NUL-terminated.
   var path = PathBuffer()
@@ -247,13 +310,14 @@ struct TreeWalker: ~Copyable {
 
   init(
     options: TreeWalkOptions, rootDevice: dev_t, visitor: any TreeVisitor, sharing: WorkSharing?,
-    startsHelpers: Bool
+    startsHelpers: Bool, keepsVanished: Bool = true
   ) {
     self.options = options
     self.rootDevice = rootDevice
     self.visitor = visitor
     self.sharing = sharing
     self.startsHelpers = startsHelpers
+    self.keepsVanished = keepsVanished
   }
 
   /// Walks an open directory (the root, or one another walker handed over):
@@ -325,7 +389,7 @@ struct TreeWalker: ~Copyable {
         type = FileType(rawValue: status.st_mode & S_IFMT)
         otherFilesystem = options.oneFileSystem && type == .directory && status.st_dev != rootDevice
       case .failure(.noSuchFileOrDirectory):
-        counts.vanished += 1
+        vanish(record.name, in: parent, visited: false, parent.markedAncestorLength)
         return
       case .failure(let errno):
         visitor.walkFailed(SkipBackupError(.fstatat, errno, path: path.filePath))
@@ -344,15 +408,19 @@ struct TreeWalker: ~Copyable {
         startsHelpers = false
       }
     }
+    if decision == .vanished {
+      vanish(record.name, in: parent, visited: false, parent.markedAncestorLength)
+      return
+    }
     guard decision != .skipChildren, type == .directory, !otherFilesystem else { return }
 
+    let markedAncestorLength =
+      decision == .descendMarked ? path.count : parent.markedAncestorLength
     let opened = valueOrErrno {
       system_openat(parent.descriptor, record.name, Self.directoryFlags, 0)
     }
     switch opened {
     case .success(let descriptor):
-      let markedAncestorLength =
-        decision == .descendMarked ? path.count : parent.markedAncestorLength
       // An idle walker takes the directory; otherwise this one goes down into it.
       if let sharing, sharing.wantsWork,
         sharing.offer(
@@ -367,10 +435,71 @@ struct TreeWalker: ~Copyable {
         markedAncestorLength: markedAncestorLength)
     case .failure(.noSuchFileOrDirectory), .failure(.notDirectory),
       .failure(.tooManySymbolicLinkLevels):
-      counts.vanished += 1  // gone, or replaced by a file or a symbolic link since it was listed
+      // Gone, or replaced by a file or a symbolic link since it was listed.
+      vanish(record.name, in: parent, visited: true, markedAncestorLength)
     case .failure(let errno):
       visitor.walkFailed(SkipBackupError(.openat, errno, path: path.filePath))
     }
+  }
+
+  /// Keeps the entry `name` of `parent` (whose path is the current path)
+  /// for the end of the walk, or counts it vanished.
+  mutating func vanish(
+    _ name: UnsafePointer<CChar>, in parent: Frame, visited: Bool, _ markedAncestorLength: Int?
+  ) {
+    // With `wholeListings` a visit comes with its parent's listing, which is
+    // gone by the end of the walk: an entry not visited yet is counted now.
+    // (One visited but not opened is still walked at the end: its own
+    // listing is read then.)
+    guard keepsVanished, visited || !options.wholeListings,
+      vanishedEntries.count < Self.vanishedEntriesKept,
+      let entry = VanishedEntry(
+        name: name, in: parent.descriptor, path: path.bytes, depth: parent.depth,
+        visited: visited, markedAncestorLength: markedAncestorLength)
+    else {
+      counts.vanished += 1
+      return
+    }
+    vanishedEntries.append(entry)
+  }
+
+  /// Looks `entry` up again in its parent at the end of the walk: when its
+  /// name is there again, visits it (unless it was visited) and walks what
+  /// is in it. Returns `false` when it is still gone.
+  mutating func revisit(_ entry: VanishedEntry) -> Bool {
+    var status = stat()
+    let looked = valueOrErrno {
+      system_fstatat(entry.parent, entry.name, &status, AT_SYMLINK_NOFOLLOW)
+    }
+    guard case .success = looked else { return false }
+    let type = FileType(rawValue: status.st_mode & S_IFMT)
+    path.set(bytes: entry.path)
+    var markedAncestorLength = entry.markedAncestorLength
+    if !entry.visited {
+      let otherFilesystem =
+        options.oneFileSystem && type == .directory && status.st_dev != rootDevice
+      let decision = entry.name.withUnsafeBufferPointer { name in
+        visitor.visit(
+          TreeEntry(
+            type: type, depth: entry.depth, isOnOtherFilesystem: otherFilesystem,
+            item: FileItem(borrowingEntry: name.baseAddress!, in: entry.parent),
+            pathBytes: path.bytes, markedAncestorLength: entry.markedAncestorLength))
+      }
+      if decision == .vanished { return false }
+      guard decision != .skipChildren, type == .directory, !otherFilesystem else { return true }
+      if decision == .descendMarked { markedAncestorLength = path.count }
+    } else if type != .directory {
+      return false  // what was walked as a directory is not one now
+    }
+    let opened = valueOrErrno {
+      system_openat(entry.parent, entry.name, Self.directoryFlags, 0)
+    }
+    guard case .success(let descriptor) = opened else { return false }
+    walk(
+      WorkSharing.Task(
+        descriptor: descriptor, path: entry.path, depth: entry.depth + 1,
+        markedAncestorLength: markedAncestorLength))
+    return true
   }
 
   static func fileType(_ type: UInt8) -> FileType? {

@@ -96,17 +96,12 @@ struct MarkingRun {
   }
 
   private func summarize(_ counts: Counts, _ diagnostics: Diagnostics) {
-    var parts = [
-      "\(dryRun ? "would \(action.verb)" : action.past) \(counts.changed)",
-      "\(action.unchanged) \(counts.unchanged)",
-      "skipped \(counts.skipped) (symbolic links, devices, FIFOs and sockets)",
-    ]
-    if items.oneFileSystem {
-      parts.append("not entered \(counts.otherFilesystem) (other filesystems)")
-    }
-    if counts.vanished > 0 { parts.append("vanished \(counts.vanished)") }
-    parts.append("errors \(diagnostics.failures)")
-    diagnostics.note(parts.joined(separator: ", "))
+    diagnostics.summarize(
+      [
+        "\(dryRun ? "would \(action.verb)" : action.past) \(counts.changed)",
+        "\(action.unchanged) \(counts.unchanged)",
+        "skipped \(counts.skipped) (symbolic links, devices, FIFOs and sockets)",
+      ], notEntered: items.oneFileSystem ? counts.otherFilesystem : nil, vanished: counts.vanished)
   }
 }
 
@@ -146,26 +141,28 @@ final class MarkingWorker: ReportingVisitor {
     }
     switch entry.type {
     case .regular, .directory:
-      guard apply(entry) else { return .skipChildren }
+      return apply(entry)
     case .symbolicLink where entry.depth == 0:
       reporter.report(symbolicLinkError(entry.item))
     case _ where entry.depth == 0:
       // A device, FIFO or socket given as PATH is handled as without -R:
       // the kernel's refusal is reported, not counted as skipped.
-      _ = apply(entry)
+      return apply(entry)
     default:
       counts.skipped += 1  // links, devices, FIFOs and sockets keep no user attributes
     }
     return .descend
   }
 
-  /// Marks or clears an entry of a walk; returns whether the walk may go on
-  /// into it: not when it is gone, or has been replaced by a symbolic link or
-  /// a special file since its directory was listed.
-  private func apply(_ entry: borrowing TreeEntry) -> Bool {
+  /// Marks or clears an entry of a walk; says whether the walk may go on
+  /// into it: not when it has been replaced by a symbolic link or a special
+  /// file since its directory was listed, and not yet when it is gone (the
+  /// walk looks for it again at its end: renamed away and straight back, it
+  /// is handled then).
+  private func apply(_ entry: borrowing TreeEntry) -> TreeVisit {
     // A file met on the way gets the marks files can carry (no CACHEDIR.TAG).
     let mechanisms = entry.depth > 0 && entry.type != .directory ? fileMechanisms : run.mechanisms
-    if mechanisms.isEmpty { return true }
+    if mechanisms.isEmpty { return .descend }
     let pathBytes = entry.pathBytes
     do {
       do {
@@ -179,8 +176,7 @@ final class MarkingWorker: ReportingVisitor {
         try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
       }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
-      counts.vanished += 1
-      return false
+      return .vanished
     } catch
       where entry.depth > 0
       && (error.isRefusedForFileType || error.refusal == .inodeFlagsNeedFileOrDirectory
@@ -190,11 +186,11 @@ final class MarkingWorker: ReportingVisitor {
       // followed, for the attribute mechanisms (EPERM) and nodump and
       // cachedir (their own refusals of what is no file or directory) alike.
       counts.skipped += 1
-      return false
+      return .skipChildren
     } catch {
       reporter.report(error, at: entry)
     }
-    return true
+    return .descend
   }
 
   /// Marks or clears `item`, or with `--dry-run` says whether it would.
