@@ -154,7 +154,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     do {
       var listed: MechanismSet = []
       var record = false
-      let recordName = SweepProvenance.attributeNameBytes
+      let recordName = SweepProvenance.attributeNameLiteral
       try ExtendedAttributes(of: item).forEachName { name in
         if let mechanism = Mechanism.attributeMechanism(named: name) {
           listed.insert(MechanismSet(mechanism))
