@@ -71,5 +71,11 @@ let package = Package(
       name: "skipbackupTests",
       dependencies: ["TestSupport"]
     ),
+    // The tool's pure code in process (path lexing, the rule writers, JSON
+    // Lines and Base64, argv bytes), against Python as the oracle.
+    .testTarget(
+      name: "CLIUnitTests",
+      dependencies: ["skipbackup", "TestSupport"]
+    ),
   ]
 )

@@ -97,3 +97,51 @@ import SystemPackage
     }
   }
 #endif
+
+#if ENABLE_MOCKING
+  /// A walk with `wholeListings` (sweep's) shows each entry with its
+  /// parent's whole listing, valid only while that directory's entries are
+  /// visited. An entry found gone before its visit cannot be visited at the
+  /// end of the walk, when no listing of its parent is left: it is counted
+  /// vanished, as before issue 9's item 8 (the sweep's visitor read the
+  /// freed listing of its parent, or an index past its open directories).
+  @Suite struct VanishedEntryWithWholeListingsTests {
+    /// Records the visits and the listings it was shown.
+    final class Recorder: TreeVisitor {
+      let onRootListing: () -> Void
+      var visited: [String] = []
+      var listed: [String] = []
+      init(onRootListing: @escaping () -> Void) { self.onRootListing = onRootListing }
+
+      func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
+        visited.append(String(decoding: entry.pathBytes, as: UTF8.self))
+        return .descend
+      }
+      func walkFailed(_ error: SkipBackupError) { Issue.record("\(error)") }
+      func enterDirectory(_ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int)
+      {
+        listed.append(String(decoding: path, as: UTF8.self))
+        if depth == 1 { onRootListing() }
+      }
+    }
+
+    @Test func anEntryGoneBeforeItsVisitIsCountedNotVisitedAtTheEnd() throws {
+      let tree = try TemporaryDirectory()
+      let root = tree.directory("root")
+      tree.file("root/d/x")
+      var recorder: Recorder?
+      let counts = MockingDriver.withMocking { driver in
+        // With -x every directory is looked up (fstatat) before its visit:
+        // the first, of d, says it is gone; it is there again at the end.
+        let visitor = Recorder { driver.force(.noSuchFileOrDirectory, on: .fstatat, times: 1) }
+        recorder = visitor
+        return walkTree(
+          root: FilePath(root), options: TreeWalkOptions(oneFileSystem: true, wholeListings: true),
+          visitors: [visitor])
+      }
+      #expect(counts.vanished == 1)
+      #expect(recorder?.visited == [root], "\(String(describing: recorder?.visited))")
+      #expect(recorder?.listed == [root])
+    }
+  }
+#endif

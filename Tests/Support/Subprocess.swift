@@ -45,7 +45,8 @@ public func run(
 ) -> ProcessResult {
   let scratch = try! TemporaryDirectory(prefix: "skipbackup-run")
   let inputPath = scratch.path + "/stdin"
-  _ = FileManager.default.createFile(atPath: inputPath, contents: Data(input))
+  let created = FileManager.default.createFile(atPath: inputPath, contents: Data(input))
+  precondition(created, "cannot create \(inputPath)")
   var argv: [[UInt8]] = arguments.map(\.bytes)
   if asNobody {
     let prefix: [String] = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]

@@ -32,7 +32,8 @@ public final class TemporaryDirectory: @unchecked Sendable {
     let full = path + "/" + name
     try! FileManager.default.createDirectory(
       atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-    _ = FileManager.default.createFile(atPath: full, contents: Data(contents.utf8))
+    let created = FileManager.default.createFile(atPath: full, contents: Data(contents.utf8))
+    precondition(created, "cannot create \(full)")
     return full
   }
 
@@ -53,7 +54,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
     let descriptor = open(
       full.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     precondition(descriptor >= 0, "cannot create \(full)")
-    _ = write(descriptor, "x", 1)
+    precondition(write(descriptor, "x", 1) == 1, "cannot write \(full)")
     close(descriptor)
     return full
   }

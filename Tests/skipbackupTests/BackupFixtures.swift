@@ -51,7 +51,8 @@ enum Make {
   static func file(_ path: Bytes, _ contents: String = "x") {
     let descriptor = open(cString(path), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     precondition(descriptor >= 0, "cannot create \(path.display): \(errno)")
-    _ = contents.withCString { write(descriptor, $0, strlen($0)) }
+    let written = contents.withCString { write(descriptor, $0, strlen($0)) }
+    precondition(written == contents.utf8.count, "cannot write \(path.display): \(errno)")
     close(descriptor)
   }
 

@@ -157,12 +157,17 @@ struct BackupPlace {
 }
 
 @Suite(.serialized) struct BackupToolTests {
+  /// Every tool with every form of ROOT but one: the tar recipe writes
+  /// backup.tar into the working directory, which for `.` is ROOT itself,
+  /// so that pair is not run (rather than run and reported as passed).
+  static let recipeRuns: [(Tool, RootForm)] = Tool.allCases.flatMap { tool in
+    RootForm.allCases.filter { tool != .tar || $0 != .dot }.map { (tool, $0) }
+  }
+
   /// Runs `tool`'s recipe on a tricky tree, ROOT named as `form` says, and
   /// compares the backup with the included set.
-  @Test(arguments: Tool.allCases, RootForm.allCases)
+  @Test(arguments: recipeRuns)
   func backupHoldsExactlyTheIncludedSet(tool: Tool, form: RootForm) throws {
-    // tar writes its archive into the current directory, which is ROOT for `.`.
-    if tool == .tar && form == .dot { return }
     let tree = try TrickyTree()
     defer { withExtendedLifetime(tree) {} }
     let place = try BackupPlace()

@@ -112,7 +112,8 @@ extension CLITests {
         let needs = try #require(verdict["needs"] as? String)
         #expect(skips == needs.isEmpty, "\(tool) \(item): \(verdict)")
         var isDirectory: ObjCBool = false
-        _ = FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory)
+        #expect(
+          FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory))
         if skips {
           skipped += 1
           // Left out; for a directory, its contents (tar and restic keep a

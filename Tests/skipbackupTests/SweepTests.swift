@@ -111,6 +111,36 @@ extension CLITests {
       #expect(watched.map(times).map(\.change) == before.map(\.change))
     }
 
+    @Test func quietTurnsOnlyTheProgressLineOffAsForEveryCommand() throws {
+      // -q is the QuietOption every command shares: no progress line. The
+      // change lines are the sweep's report and stay, byte for byte.
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      tree.file("home/b/Cargo.toml")
+      tree.file("home/b/target/x")
+      let dryRun = sweep(["-n"], home: home)
+      let quietDryRun = sweep(["-n", "-q"], home: home)
+      #expect(quietDryRun.status == 0, "\(quietDryRun)")
+      #expect(quietDryRun.standardOutput == dryRun.standardOutput)
+      let quiet = sweep(["--quiet"], home: home)
+      #expect(quiet.status == 0, "\(quiet)")
+      #expect(quiet.standardError.isEmpty, "\(quiet)")
+      #expect(
+        quiet.lines.sorted() == [
+          "[Excluded]    \(home)/a/node_modules    (rule node_modules)",
+          "[Excluded]    \(home)/b/target    (rule target)",
+        ], "\(quiet)")
+      #expect(markedItems(home) == ["a/node_modules", "b/target"])
+      // -q with -v is a usage error, as for mark; nothing changes.
+      unlink(home + "/a/package.json")
+      let both = sweep(["-q", "-v"], home: home)
+      #expect(both.status == 64, "\(both)")
+      #expect(both.standardOutput.isEmpty, "\(both)")
+      #expect(markedItems(home) == ["a/node_modules", "b/target"])
+    }
+
     @Test func staleMarksAreTakenBackAndHandMarksNeverAre() throws {
       let tree = try TemporaryDirectory()
       let home = mkhome(tree, projects: 8)
@@ -214,7 +244,6 @@ extension CLITests {
       tree.directory("home/site/_site")
       tree.directory("home/a/scratch")
       tree.directory("home/other/venv")  // no pyvenv.cfg inside
-      let config = tree.directory("home/.config/skipbackup")
       tree.file(
         "home/.config/skipbackup/rules",
         """
@@ -226,7 +255,6 @@ extension CLITests {
         mechanisms legacy,resource
 
         """)
-      _ = config
       let result = sweep(["--no-builtin-rules"], home: home)
       #expect(result.status == 0, "\(result)")
       #expect(markedItems(home) == ["site/_site", "env", "a/scratch", "big.iso"])
@@ -263,6 +291,34 @@ extension CLITests {
       #expect(
         markedItems(home) == ["app/node_modules/theirs/node_modules", "other/node_modules"],
         "\(result)")
+    }
+
+    @Test func keepGlobsMatchWithinOneComponentAndADirectoryKeepCoversItsTree() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      for project in ["a", "x/y", "t", "t/sub/deep"] {
+        tree.file("home/\(project)/package.json")
+        tree.file("home/\(project)/node_modules/m/index.js")
+      }
+      // Swept first without keep rules: every node_modules is marked.
+      #expect(sweep([], home: home).status == 0)
+      #expect(
+        markedItems(home) == [
+          "a/node_modules", "x/y/node_modules", "t/node_modules", "t/sub/deep/node_modules",
+        ])
+      // `*` stops at a slash (FNM_PATHNAME): ~/*/node_modules keeps
+      // a/node_modules, not x/y/node_modules; ~/t keeps all below it. The
+      // sweep's marks they now cover are taken back.
+      let rules = tree.file("rules", "keep ~/*/node_modules\nkeep ~/t\n")
+      let result = sweep(["--rules", rules], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(markedItems(home) == ["x/y/node_modules"], "\(result)")
+      #expect(
+        result.lines.sorted() == [
+          "[Included]    \(home)/a/node_modules    (rule gone: node_modules: kept by keep ~/*/node_modules (\(rules):1))",
+          "[Included]    \(home)/t/node_modules    (rule gone: node_modules: kept by keep ~/*/node_modules (\(rules):1))",
+          "[Included]    \(home)/t/sub/deep/node_modules    (rule gone: node_modules: kept by keep ~/t (\(rules):2))",
+        ], "\(result)")
     }
 
     @Test func theRulesFileIsFoundTheXDGWay() throws {

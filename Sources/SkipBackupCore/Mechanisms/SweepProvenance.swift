@@ -48,11 +48,32 @@ public struct SweepProvenance: Hashable, Sendable {
   public init?(value: some Collection<UInt8>) {
     let value = Array(value)
     guard let space = value.firstIndex(of: UInt8(ascii: " ")), space > 0, space + 1 < value.count,
-      let names = String(validating: value[..<space], as: UTF8.self),
-      let mechanisms = try? MechanismSet(parsing: names), !mechanisms.isEmpty
+      let mechanisms = Self.mechanisms(named: value[..<space]), !mechanisms.isEmpty
     else { return nil }
     self.init(mechanisms: mechanisms, rule: Array(value[(space + 1)...]))
   }
+
+  /// The mechanisms of a comma-separated list of names as ``MechanismSet/named``
+  /// spells them, read from the bytes (a repeat sweep reads a record on
+  /// every item it marked: no text is made for it); `nil` for a name it
+  /// does not know.
+  private static func mechanisms(named list: ArraySlice<UInt8>) -> MechanismSet? {
+    var mechanisms: MechanismSet = []
+    for name in list.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+      guard let set = namedBytes.first(where: { $0.name.elementsEqual(name) })?.set else {
+        return nil
+      }
+      mechanisms.formUnion(set)
+    }
+    return mechanisms
+  }
+
+  private static let namedBytes: [(name: [UInt8], set: MechanismSet)] = MechanismSet.named.map {
+    (Array($0.name.utf8), $0.set)
+  }
+
+  /// The attribute's name as bytes, as a listing of names holds it.
+  package static let attributeNameBytes: [UInt8] = attributeName.bytes
 
   /// The record on `item`, or `nil` when it has none (or one that does not
   /// parse, which no sweep wrote). A filesystem without user attributes
@@ -122,12 +143,11 @@ package struct SweepStateReader: Sendable {
   package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
     var state = SweepItemState()
     var listed: MechanismSet = []
-    let record = SweepProvenance.attributeName.bytes
     do {
       try ExtendedAttributes(of: item).forEachName { name in
         if let mechanism = Mechanism.attributeMechanism(named: name) {
           listed.insert(MechanismSet(mechanism))
-        } else if name.elementsEqual(record) {
+        } else if name.elementsEqual(SweepProvenance.attributeNameBytes) {
           state.hasRecord = true
         }
       }

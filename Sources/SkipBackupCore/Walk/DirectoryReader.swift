@@ -56,18 +56,22 @@ package struct DirectoryListing {
   }
 
   /// Whether an entry is called `name`.
-  package func contains(_ name: some Collection<UInt8>) -> Bool {
+  ///
+  /// Not generic, and one `memcmp` per entry of the same length: the
+  /// generic form, called across the module boundary unspecialized, was
+  /// 1.8 % of a repeat sweep's samples (perf, mkhome.py's 800 projects).
+  package func contains(_ name: [UInt8]) -> Bool {
     guard let base = records.baseAddress else { return false }
     var iterator = DirentRecords(offset: 0, end: records.count)
     let count = name.count
-    while let entry = iterator.next(in: base) {
-      if entry.nameLength == count,
-        UnsafeRawBufferPointer(start: entry.name, count: count).elementsEqual(name)
-      {
-        return true
+    return name.withUnsafeBytes { name in
+      while let entry = iterator.next(in: base) {
+        if entry.nameLength == count, memcmp(entry.name, name.baseAddress!, count) == 0 {
+          return true
+        }
       }
+      return false
     }
-    return false
   }
 
   /// Whether an entry's name satisfies `matches`.

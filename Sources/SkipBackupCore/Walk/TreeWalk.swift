@@ -447,7 +447,12 @@ struct TreeWalker: ~Copyable {
   mutating func vanish(
     _ name: UnsafePointer<CChar>, in parent: Frame, visited: Bool, _ markedAncestorLength: Int?
   ) {
-    guard keepsVanished, vanishedEntries.count < Self.vanishedEntriesKept,
+    // With `wholeListings` a visit comes with its parent's listing, which is
+    // gone by the end of the walk: an entry not visited yet is counted now.
+    // (One visited but not opened is still walked at the end: its own
+    // listing is read then.)
+    guard keepsVanished, visited || !options.wholeListings,
+      vanishedEntries.count < Self.vanishedEntriesKept,
       let entry = VanishedEntry(
         name: name, in: parent.descriptor, path: path.bytes, depth: parent.depth,
         visited: visited, markedAncestorLength: markedAncestorLength)

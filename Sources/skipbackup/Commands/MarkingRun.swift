@@ -96,17 +96,12 @@ struct MarkingRun {
   }
 
   private func summarize(_ counts: Counts, _ diagnostics: Diagnostics) {
-    var parts = [
-      "\(dryRun ? "would \(action.verb)" : action.past) \(counts.changed)",
-      "\(action.unchanged) \(counts.unchanged)",
-      "skipped \(counts.skipped) (symbolic links, devices, FIFOs and sockets)",
-    ]
-    if items.oneFileSystem {
-      parts.append("not entered \(counts.otherFilesystem) (other filesystems)")
-    }
-    if counts.vanished > 0 { parts.append("vanished \(counts.vanished)") }
-    parts.append("errors \(diagnostics.failures)")
-    diagnostics.note(parts.joined(separator: ", "))
+    diagnostics.summarize(
+      [
+        "\(dryRun ? "would \(action.verb)" : action.past) \(counts.changed)",
+        "\(action.unchanged) \(counts.unchanged)",
+        "skipped \(counts.skipped) (symbolic links, devices, FIFOs and sockets)",
+      ], notEntered: items.oneFileSystem ? counts.otherFilesystem : nil, vanished: counts.vanished)
   }
 }
 

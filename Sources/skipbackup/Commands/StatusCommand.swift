@@ -137,14 +137,8 @@ final class StatusReport {
     switch format {
     case .json:
       line.reset()
-      line.path("path", path)
-      line.bool("excluded", excluded)
-      line.strings("marks", marks.names)
-      if let inheritedFrom {
-        line.path("inherited_from", inheritedFrom)
-      } else {
-        line.null("inherited_from")
-      }
+      line.exclusion(
+        path: path, excluded: excluded, marks: marks.names, inheritedFrom: inheritedFrom)
       if let sweepRule { line.path("sweep_rule", sweepRule) }
       output.write(line.finish())
     case .text:

@@ -160,7 +160,7 @@ struct SweepCommand: ParsableCommand {
       output.flush()
     }
     if reporting.verbose {
-      var parts =
+      let parts =
         undo
         ? ["\(dryRun ? "would take back" : "took back") \(total.cleared)"]
         : [
@@ -169,13 +169,10 @@ struct SweepCommand: ParsableCommand {
           "already marked \(total.alreadyMarked)",
           "skipped \(total.skipped) (kept by a keep rule, or no mark applies)",
         ]
-      if mountPoints.oneFileSystem {
-        parts.append("not entered \(total.otherFilesystem) (other filesystems)")
-      }
-      if total.vanished > 0 { parts.append("vanished \(total.vanished)") }
-      parts.append("errors \(diagnostics.failures)")
-      if !undo { parts.append("bytes kept out \(total.bytes) (\(humanSize(total.bytes)))") }
-      diagnostics.note(parts.joined(separator: ", "))
+      diagnostics.summarize(
+        parts, notEntered: mountPoints.oneFileSystem ? total.otherFilesystem : nil,
+        vanished: total.vanished,
+        trailer: undo ? [] : ["bytes kept out \(total.bytes) (\(humanSize(total.bytes)))"])
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
@@ -222,18 +219,14 @@ struct SweepCommand: ParsableCommand {
 
   private func printRules(_ rules: SweepRules) {
     let output = Output()
-    for rule in rules.rules {
-      output.write(rule.name)
+    let rows =
+      rules.rules.map { ($0.name, $0.definition, $0.origin) }
+      + rules.keeps.map { ($0.argument, $0.definition, $0.origin) }
+    for (name, definition, origin) in rows {
+      output.write(name)
       output.write(UInt8(ascii: "\t"))
-      output.write(rule.definition)
-      output.write("\t" + rule.origin + "\n")
-      output.endRecord()
-    }
-    for keep in rules.keeps {
-      output.write(keep.argument)
-      output.write(UInt8(ascii: "\t"))
-      output.write(keep.definition)
-      output.write("\t" + keep.origin + "\n")
+      output.write(definition)
+      output.write("\t" + origin + "\n")
       output.endRecord()
     }
     output.flush()

@@ -96,14 +96,8 @@ struct Explanation {
 
   func writeJSON(to output: Output) {
     var line = JSONLine()
-    line.path("path", path)
-    line.bool("excluded", isExcluded)
-    line.strings("marks", marks.names)
-    if let inheritedFrom {
-      line.path("inherited_from", inheritedFrom)
-    } else {
-      line.null("inherited_from")
-    }
+    line.exclusion(
+      path: path, excluded: isExcluded, marks: marks.names, inheritedFrom: inheritedFrom)
     line.strings("inherited_marks", inheritedMarks?.names ?? [])
     if let rule { line.string("rule", rule) } else { line.null("rule") }
     line.key("tools")

@@ -29,6 +29,14 @@ struct ExportRoot {
 /// would include it.
 struct Inexpressible: Error {
   var reason: String
+
+  /// `rule` when it takes at most `longest` bytes, else the failure
+  /// `reason(count)` gives for a rule of `count` bytes.
+  static func limit(
+    _ rule: [UInt8], to longest: Int, _ reason: (Int) -> String
+  ) -> Result<[UInt8], Inexpressible> {
+    rule.count <= longest ? .success(rule) : .failure(Inexpressible(reason: reason(rule.count)))
+  }
 }
 
 /// A failure that stops the export before anything is written.

@@ -1,3 +1,6 @@
+import SkipBackupCore
+import SystemPackage
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -46,11 +49,13 @@ enum LexicalPath {
   /// Go's `os.Getwd` on Linux: `$PWD` when it is absolute and names the
   /// working directory (the same device and inode as `.`), else `getcwd(3)`.
   static func goWorkingDirectory() -> [UInt8]? {
-    var dot = stat()
-    guard stat(".", &dot) == 0 else { return nil }
+    guard let dot = try? FileItem(path: ".", followSymbolicLinks: true).status() else {
+      return nil
+    }
     if let pwd = getenv("PWD"), pwd.pointee == CChar(bitPattern: slash) {
-      var named = stat()
-      if stat(pwd, &named) == 0, named.st_dev == dot.st_dev, named.st_ino == dot.st_ino {
+      let named = try? FileItem(path: FilePath(platformString: pwd), followSymbolicLinks: true)
+        .status()
+      if let named, named.st_dev == dot.st_dev, named.st_ino == dot.st_ino {
         return Array(UnsafeRawBufferPointer(start: pwd, count: strlen(pwd)))
       }
     }

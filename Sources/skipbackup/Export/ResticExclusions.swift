@@ -62,13 +62,10 @@ struct ResticExclusions: ExclusionSyntax {
       rule += [UInt8(ascii: "[")] + path[index..<(index + length)] + [UInt8(ascii: "]")]
       index += length
     }
-    guard rule.count <= Self.longestLine else {
-      return .failure(
-        Inexpressible(
-          reason: "restic cannot exclude it: its pattern takes \(rule.count) bytes, and restic "
-            + "reads lines of at most \(Self.longestLine) bytes from an exclude file"))
+    return Inexpressible.limit(rule, to: Self.longestLine) {
+      "restic cannot exclude it: its pattern takes \($0) bytes, and restic "
+        + "reads lines of at most \(Self.longestLine) bytes from an exclude file"
     }
-    return .success(rule)
   }
 
   /// Go's `unicode.IsSpace`.

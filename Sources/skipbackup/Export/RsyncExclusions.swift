@@ -34,12 +34,9 @@ struct RsyncExclusions: ExclusionSyntax {
     } else {
       rule += relative
     }
-    guard rule.count <= Self.longestRule else {
-      return .failure(
-        Inexpressible(
-          reason: "rsync cannot exclude it: its rule takes \(rule.count) bytes, and rsync drops "
-            + "filter rules longer than \(Self.longestRule) bytes"))
+    return Inexpressible.limit(rule, to: Self.longestRule) {
+      "rsync cannot exclude it: its rule takes \($0) bytes, and rsync drops "
+        + "filter rules longer than \(Self.longestRule) bytes"
     }
-    return .success(rule)
   }
 }

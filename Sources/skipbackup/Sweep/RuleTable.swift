@@ -75,13 +75,9 @@ struct RuleTable: Sendable {
   func applies(
     ruleNamed name: [UInt8], to item: ItemFacts
   ) -> (applies: Bool, reason: String) {
-    var reason = "no longer among the rules"
-    var found = false
+    var first: SweepRule?
     for rule in rules where rule.name == name {
-      if !found {
-        found = true
-        reason = goneReason(rule)
-      }
+      if first == nil { first = rule }
       switch rule.kind {
       case .sentinel(let directory, let sentinels):
         guard item.isDirectory, item.name.elementsEqual(directory) else { continue }
@@ -101,7 +97,7 @@ struct RuleTable: Sendable {
         if item.isIgnored { return (true, "") }
       }
     }
-    return (false, reason)
+    return (false, first.map(goneReason) ?? "no longer among the rules")
   }
 
   private func goneReason(_ rule: SweepRule) -> String {

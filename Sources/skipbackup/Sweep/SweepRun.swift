@@ -168,17 +168,20 @@ final class SweepVisitor: ReportingVisitor {
     let path = entry.pathBytes
     let nameStart = (path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 }) ?? 0
     let name = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: path[nameStart...]))
-    let directory = entry.depth > 0 ? directories[entry.depth] : nil
+    // The fields of the parent's record are read in place: a copy of it
+    // per entry (its arrays retained and released) was a visible part of a
+    // repeat sweep's time.
+    let depth = entry.depth
     var candidate: Int?
-    if let directory {
+    if depth > 0 {
       if isDirectory {
         candidate = run.table.directoryRule(
-          named: name, siblings: directory.listing, item: entry.item)
+          named: name, siblings: directories[depth].listing, item: entry.item)
       }
-      if candidate == nil, !directory.pathRules.isEmpty {
-        candidate = directory.pathRules.first { name.elementsEqual($0.name) }?.rule
+      if candidate == nil, !directories[depth].pathRules.isEmpty {
+        candidate = directories[depth].pathRules.first { name.elementsEqual($0.name) }?.rule
       }
-      if candidate == nil, let ignored = directory.ignored, ignored.contains(Array(name)) {
+      if candidate == nil, directories[depth].ignored?.contains(Array(name)) == true {
         candidate = run.table.gitignoreRule
       }
     } else {
@@ -200,8 +203,9 @@ final class SweepVisitor: ReportingVisitor {
       return state.marks.isEmpty ? .descend : .skipChildren
     }
 
-    let absolute = root?.absolute(path) ?? Array(path)
-    let keep = run.table.keep(covering: absolute, isDirectory: isDirectory)
+    let keep =
+      run.table.keeps.isEmpty
+      ? nil : run.table.keep(covering: absolutePath(path), isDirectory: isDirectory)
     var marks = state.marks
     if state.hasRecord {
       let record: SweepProvenance?
@@ -212,12 +216,22 @@ final class SweepVisitor: ReportingVisitor {
         return .skipChildren
       }
       if let record {
-        let facts = ItemFacts(
-          item: entry.item, isDirectory: isDirectory, name: name, siblings: directory?.listing,
-          absolutePath: absolute,
-          isIgnored: directory?.ignored?.contains(Array(name)) ?? false)
-        let (applies, reason) =
-          keep == nil ? run.table.applies(ruleNamed: record.rule, to: facts) : (false, "")
+        let applies: Bool
+        var reason = ""
+        if keep != nil {
+          applies = false
+        } else if let candidate, run.table.rules[candidate].name == record.rule {
+          // The rule that matched just now is the record's: it applies (a
+          // repeat sweep's usual case, settled without looking again).
+          applies = true
+        } else {
+          let facts = ItemFacts(
+            item: entry.item, isDirectory: isDirectory, name: name,
+            siblings: depth > 0 ? directories[depth].listing : nil,
+            absolutePath: absolutePath(path),
+            isIgnored: depth > 0 && directories[depth].ignored?.contains(Array(name)) == true)
+          (applies, reason) = run.table.applies(ruleNamed: record.rule, to: facts)
+        }
         if applies {
           if marks.isSuperset(of: record.mechanisms) {
             counts.alreadyMarked += 1
@@ -257,6 +271,11 @@ final class SweepVisitor: ReportingVisitor {
     }
     mark(entry, rule: candidate, isDirectory: isDirectory)
     return .skipChildren
+  }
+
+  /// The absolute path of a walked path, for path and keep rules.
+  private func absolutePath(_ path: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    root?.absolute(path) ?? Array(path)
   }
 
   /// Marks `entry` by `rule`: the record first, then the marks, so that an

@@ -37,6 +37,19 @@ final class Diagnostics: Sendable {
     write("skipbackup: \(message)\n", failure: true)
   }
 
+  /// The summary of `-v` that ends a run: the run's own `counts`, then
+  /// mount points not entered (with `-x`), items that vanished (if any),
+  /// the failures, and `trailer`.
+  func summarize(
+    _ counts: [String], notEntered: Int?, vanished: Int, trailer: [String] = []
+  ) {
+    var parts = counts
+    if let notEntered { parts.append("not entered \(notEntered) (other filesystems)") }
+    if vanished > 0 { parts.append("vanished \(vanished)") }
+    parts.append("errors \(failures)")
+    note((parts + trailer).joined(separator: ", "))
+  }
+
   /// A note that is not a failure.
   func note(_ message: String) {
     write("skipbackup: \(message)\n", failure: false)

@@ -47,6 +47,21 @@ struct JSONLine {
     }
   }
 
+  /// What status and explain say of an item first: `path`, `excluded`,
+  /// `marks` and `inherited_from` (`null` when nothing above marks it).
+  mutating func exclusion(
+    path: some Collection<UInt8>, excluded: Bool, marks: [String], inheritedFrom: [UInt8]?
+  ) {
+    self.path("path", path)
+    bool("excluded", excluded)
+    strings("marks", marks)
+    if let inheritedFrom {
+      self.path("inherited_from", inheritedFrom)
+    } else {
+      null("inherited_from")
+    }
+  }
+
   mutating func string(_ name: String, _ value: String) {
     key(name)
     appendString(value.utf8)

@@ -99,6 +99,8 @@ enum ProgressLineOnScreen {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { signal in
         if ProgressLineOnScreen.flag.load(ordering: .relaxed) {
+          // write(2) itself, not system_write: in a debug build the wrapper
+          // looks for a mocking driver, which a signal handler may not do.
           let erase = ProgressLineOnScreen.erase
           _ = write(STDERR_FILENO, erase.utf8Start, erase.utf8CodeUnitCount)
         }
