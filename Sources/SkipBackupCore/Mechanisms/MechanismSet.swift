@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// Several mechanisms acting as one: marking marks with each, clearing
 /// clears each, and an item reads as marked when any of them says so.
 ///
@@ -106,15 +112,29 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// The members whose mark `item` carries: the walk's hot path, without an
   /// allocation.
   public func marks(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
+    var sweepRecord = false
+    return try marks(on: item, sweepRecord: &sweepRecord)
+  }
+
+  /// ``marks(on:)``, and whether the item may carry a sweep's record
+  /// (``SweepProvenance/attributeName``): `false` only when the listing of
+  /// names that the marks needed anyway has none. `du` reads the rule behind
+  /// a mark only there: on the 200,000-file tree, 20,040 marked items and
+  /// not one record, a `getxattr` each saved.
+  package func marks(
+    on item: FileItem, sweepRecord: inout Bool
+  ) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
     let attributeMembers = intersection(.all)
+    sweepRecord = true
     if attributeMembers.count == 1 {
       let mechanism = Mechanism.allCases[attributeMembers.rawValue.trailingZeroBitCount]
       if try mechanism.isAttributeMarked(item) { marks = attributeMembers }
     } else if !attributeMembers.isEmpty {
       // One listing of the item's attribute names tells which members may
       // mark it; values are read only for members that look at them.
-      let listed = try Self.listedAttributeMarks(of: item).intersection(attributeMembers)
+      let listed = try Self.listedAttributeMarks(of: item, sweepRecord: &sweepRecord)
+        .intersection(attributeMembers)
       marks = listed.intersection(.resource)  // present is marked
       if listed.contains(.legacy), try Mechanism.legacy.isAttributeMarked(item) {
         marks.insert(.legacy)
@@ -126,19 +146,28 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     return marks
   }
 
-  /// The attribute mechanisms whose attribute the item has, whatever its value.
-  private static func listedAttributeMarks(of item: FileItem) throws(SkipBackupError)
-    -> MechanismSet
-  {
+  /// The attribute mechanisms whose attribute the item has, whatever its
+  /// value, and whether a sweep's record is among the names.
+  private static func listedAttributeMarks(
+    of item: FileItem, sweepRecord: inout Bool
+  ) throws(SkipBackupError) -> MechanismSet {
     do {
       var listed: MechanismSet = []
+      var record = false
+      let recordName = SweepProvenance.attributeNameLiteral
       try ExtendedAttributes(of: item).forEachName { name in
         if let mechanism = Mechanism.attributeMechanism(named: name) {
           listed.insert(MechanismSet(mechanism))
+        } else if name.count == recordName.utf8CodeUnitCount,
+          memcmp(name.baseAddress!, recordName.utf8Start, name.count) == 0
+        {
+          record = true
         }
       }
+      sweepRecord = record
       return listed
     } catch  where error.errno == .notSupported {
+      sweepRecord = false
       return []
     }
   }

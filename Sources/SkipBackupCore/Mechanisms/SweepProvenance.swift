@@ -24,6 +24,8 @@ import SystemPackage
 public struct SweepProvenance: Hashable, Sendable {
   /// `user.skipbackup.sweep`.
   public static let attributeName: AttributeName = "user.skipbackup.sweep"
+  /// ``attributeName`` as a literal, compared with `memcmp` on the hot path.
+  static let attributeNameLiteral: StaticString = "user.skipbackup.sweep"
 
   /// The mechanisms whose marks the sweep wrote.
   public var mechanisms: MechanismSet

@@ -2,7 +2,7 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
-struct DuCommand: ParsableCommand {
+struct DuCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "du",
     abstract: "Count what the marks keep out of backups under each ROOT, and what stays in.",
@@ -34,6 +34,8 @@ struct DuCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
   @OptionGroup var mountPoints: OneFileSystemOption<DuCommand>
 
   @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
@@ -123,9 +125,4 @@ struct DuCommand: ParsableCommand {
     let item = FileItem(path: above, followSymbolicLinks: false)
     return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
   }
-}
-
-extension DuCommand: MountPointHelp {
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
 }

@@ -8,7 +8,7 @@ import SystemPackage
   import Musl
 #endif
 
-struct ExportCommand: ParsableCommand {
+struct ExportCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "export",
     abstract:
@@ -63,6 +63,8 @@ struct ExportCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
+  static let oneFileSystemHelp =
+    "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
   @OptionGroup var mountPoints: OneFileSystemOption<ExportCommand>
 
   @Option(
@@ -190,11 +192,6 @@ struct ExportCommand: ParsableCommand {
       throw ExitCode.failure
     }
   }
-}
-
-extension ExportCommand: MountPointHelp {
-  static let oneFileSystemHelp =
-    "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
 }
 
 /// One walk thread's part of `export`: its own reporter, whose output

@@ -2,7 +2,7 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
-struct ListCommand: ParsableCommand {
+struct ListCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "list",
     abstract: "Walk each ROOT and print the excluded items, or the included ones.",
@@ -32,6 +32,8 @@ struct ListCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
   @OptionGroup var mountPoints: OneFileSystemOption<ListCommand>
 
   @Flag(
@@ -76,11 +78,6 @@ struct ListCommand: ParsableCommand {
     progress.erase()
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
-}
-
-extension ListCommand: MountPointHelp {
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
 }
 
 /// One walk thread's part of `list`: its own reporter (output buffer and

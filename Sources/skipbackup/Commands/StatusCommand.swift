@@ -142,7 +142,9 @@ final class StatusReport {
       if let sweepRule { line.path("sweep_rule", sweepRule) }
       output.write(line.finish())
     case .text:
-      output.write(excluded ? "[Excluded]    " : "[Included]    ")
+      // A StaticString: its bytes are copied at once, with no String to read.
+      let state: StaticString = excluded ? "[Excluded]    " : "[Included]    "
+      output.write(state)
       output.write(path)
       if verbose {
         var details: [String] = []

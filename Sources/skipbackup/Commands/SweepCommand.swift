@@ -2,7 +2,7 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
-struct SweepCommand: ParsableCommand {
+struct SweepCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "sweep",
     abstract: "Mark what can be downloaded or built again, by rule, and keep those marks current.",
@@ -45,6 +45,8 @@ struct SweepCommand: ParsableCommand {
 
   @OptionGroup var mechanisms: MechanismOptions
 
+  static let oneFileSystemHelp =
+    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
   @OptionGroup var mountPoints: OneFileSystemOption<SweepCommand>
 
   @Flag(
@@ -231,11 +233,6 @@ struct SweepCommand: ParsableCommand {
     }
     output.flush()
   }
-}
-
-extension SweepCommand: MountPointHelp {
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
 }
 
 /// The whole of a small file, such as the rules file.

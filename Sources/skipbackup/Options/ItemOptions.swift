@@ -5,7 +5,7 @@ import SystemPackage
 /// How a command finds its items and goes through them: `--files-from`,
 /// `-R`, `-L`, `-x`. The PATH arguments are ``PathArguments``, declared last
 /// so that the synopsis ends with them.
-struct ItemOptions: ParsableArguments {
+struct ItemOptions: ParsableArguments, MountPointHelp {
   @Flag(
     name: [.customShort("R"), .long],
     help:
@@ -20,6 +20,8 @@ struct ItemOptions: ParsableArguments {
   )
   var dereference = false
 
+  static let oneFileSystemHelp =
+    "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
   @OptionGroup var oneFileSystemOption: OneFileSystemOption<ItemOptions>
 
   @Option(
@@ -78,11 +80,6 @@ struct ItemOptions: ParsableArguments {
       diagnostics.report("\(file.escapedDescription): \(error.description.lowercased())")
     }
   }
-}
-
-extension ItemOptions: MountPointHelp {
-  static let oneFileSystemHelp =
-    "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
 }
 
 /// The PATH arguments of mark, clear and status.

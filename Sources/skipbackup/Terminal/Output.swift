@@ -18,26 +18,57 @@ import SystemPackage
 /// that lines from different threads never mix.
 final class Output {
   private let sink: OutputSink
-  private var buffer: [UInt8] = []
+  /// Raw memory rather than an `[UInt8]`: an array held by a class is
+  /// checked for exclusive access and uniqueness on every append, which
+  /// was 17 % of `status -R`'s user time on the 200,000-file tree (a line
+  /// is four appends), and a `String` went through its UTF-8 view.
+  private var storage: UnsafeMutableRawPointer
+  private var allocated: Int
+  private var count = 0
   private let capacity = 64 * 1024
 
   init(sink: OutputSink = .standardOutput) {
     self.sink = sink
-    buffer.reserveCapacity(capacity + 4096)
+    allocated = capacity + 4096
+    storage = .allocate(byteCount: allocated, alignment: 1)
   }
 
-  deinit { flush() }
+  deinit {
+    flush()
+    storage.deallocate()
+  }
+
+  @inline(__always)
+  func write(_ bytes: UnsafeRawBufferPointer) {
+    guard let base = bytes.baseAddress else { return }
+    let used = count
+    if used + bytes.count > allocated { grow(toHold: used + bytes.count) }
+    (storage + used).copyMemory(from: base, byteCount: bytes.count)
+    count = used + bytes.count
+  }
 
   func write(_ bytes: some Collection<UInt8>) {
-    buffer.append(contentsOf: bytes)
+    let written: Void? = bytes.withContiguousStorageIfAvailable {
+      write(UnsafeRawBufferPointer($0))
+    }
+    if written == nil { write(Array(bytes)) }
   }
 
   func write(_ text: String) {
-    write(text.utf8)
+    var text = text
+    text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
   }
 
+  func write(_ text: StaticString) {
+    write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+  }
+
+  @inline(__always)
   func write(_ byte: UInt8) {
-    buffer.append(byte)
+    let used = count
+    if used == allocated { grow(toHold: used + 1) }
+    storage.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
+    count = used + 1
   }
 
   /// Writes `path`'s bytes and `terminator`: a whole record.
@@ -52,13 +83,24 @@ final class Output {
   /// Marks the end of a record: the buffer may go out now.
   @inline(__always)
   func endRecord() {
-    if buffer.count >= capacity { flush() }
+    if count >= capacity { flush() }
   }
 
   func flush() {
-    guard !buffer.isEmpty else { return }
-    sink.write(buffer)
-    buffer.removeAll(keepingCapacity: true)
+    guard count > 0 else { return }
+    sink.write(UnsafeRawBufferPointer(start: storage, count: count))
+    count = 0
+  }
+
+  /// A record longer than the buffer: the buffer doubles until it fits.
+  private func grow(toHold needed: Int) {
+    var size = allocated * 2
+    while size < needed { size *= 2 }
+    let grown = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
+    grown.copyMemory(from: storage, byteCount: count)
+    storage.deallocate()
+    storage = grown
+    allocated = size
   }
 }
 
@@ -73,7 +115,7 @@ final class OutputSink: Sendable {
     self.descriptor = descriptor
   }
 
-  func write(_ buffer: [UInt8]) {
+  func write(_ buffer: UnsafeRawBufferPointer) {
     lock.withLock { _ in
       if case .failure(let errno) = OutputDescriptor.writeAll(buffer, to: descriptor) {
         OutputFailure.end(errno)

@@ -52,9 +52,19 @@ final class Reporter {
   /// is gone since its directory was listed, or cannot be read (that
   /// failure reported).
   func marks(_ mechanisms: MechanismSet, of entry: borrowing TreeEntry) -> MechanismSet? {
+    var sweepRecord = false
+    return marks(mechanisms, of: entry, sweepRecord: &sweepRecord)
+  }
+
+  /// ``marks(_:of:)``, and whether the entry may carry a sweep's record
+  /// (see ``MechanismSet/marks(on:sweepRecord:)``).
+  func marks(
+    _ mechanisms: MechanismSet, of entry: borrowing TreeEntry, sweepRecord: inout Bool
+  ) -> MechanismSet? {
+    sweepRecord = false
     guard entry.type == .regular || entry.type == .directory else { return [] }
     do throws(SkipBackupError) {
-      return try mechanisms.marks(on: entry.item)
+      return try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       return nil
     } catch {

@@ -146,8 +146,9 @@ final class UsageVisitor: ReportingVisitor {
       bits = rootExclusion.bits
       rule = rootExclusion.rule
     } else if !inherited {
-      bits = reporter.marks(mechanisms, of: entry) ?? []
-      if !bits.isEmpty { rule = sweepRule(of: entry.item) }
+      var sweepRecord = false
+      bits = reporter.marks(mechanisms, of: entry, sweepRecord: &sweepRecord) ?? []
+      if !bits.isEmpty && sweepRecord { rule = sweepRule(of: entry.item) }
     }
     let isExcluded = inherited || !bits.isEmpty
 
