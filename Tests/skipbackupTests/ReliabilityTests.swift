@@ -6,6 +6,26 @@ import TestSupport
   import Glibc
 #endif
 
+// Issue 9's ten findings and the tests that failed before their fixes:
+//  1 exit 0 on EPIPE: aReaderThatGoesAway{IsAWriteErrorWithSIGPIPEIgnored,
+//    FailsEveryCommandThatPrints} (here)
+//  2 silent output failures: aFullDeviceOrAClosedOutputIsAWriteError,
+//    anExportThatCannotBeWrittenLeavesTheOldRulesFile (here)
+//  3 ACLs: SafeSaveTests.aSaveKeepsThePOSIXACL, aCopyKeepsThePOSIXACL
+//  4 attributes dropped: SafeSaveTests.aSaveThatWouldLoseAnAttributeFailsNamingIt
+//  5 temporary files: SafeSaveTests.theNextSaveRemovesADeadSavesFileButNotALiveOnes,
+//    scripts/torture save
+//  6 NUL line: InputTests.aLineHoldingANulIsAnErrorByItsLineNumber
+//  7 swaps and EPERM: WalkTests.directoriesSwappedForLinksDuringTheWalk... (-m
+//    nodump,cachedir), ErrorTests.anEPERMFromALinkSwappedInAndOut... (library),
+//    scripts/torture swap
+//  8 renamed away and back: VanishedEntryTests, scripts/torture back
+//  9 library edges: SafeSaveTests.aSaveThroughASymbolicLinkNeverTurnsTheLinkIntoAFile,
+//    aCopyFromAnythingButARegularFileIsRefusedAtOnce
+// 10 reasons: RefusalReasonTests (both targets), theProgressLineIsErasedWhenASignalEndsTheRun,
+//    markingCachedirChangesTheDirectorysModificationTimeAsDocumented (here)
+// The kernel-hidden paths: SkipBackupTests/MockedErrnoTests.swift.
+
 extension CLITests {
   /// What a user sees when a run is cut short, and what the tool promises
   /// about the files it does not mark.
@@ -98,18 +118,7 @@ extension CLITests {
     /// exit 0 after marking a fraction of the tree, silently.
     @Test func aReaderThatGoesAwayIsAWriteErrorWithSIGPIPEIgnored() throws {
       let tree = try Self.markedTree()
-      let piped = python(
-        #"""
-        import subprocess, sys
-        process = subprocess.Popen(
-            ["env", "--ignore-signal=PIPE", sys.argv[1], "mark", "-R", "-v", sys.argv[2]],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        process.stdout.readline()
-        process.stdout.close()
-        errors = process.stderr.read()
-        print(process.wait())
-        sys.stdout.write(errors.decode())
-        """#, [Argument(skipbackupPath), Argument(tree.path)])
+      let piped = Self.readOneByteAndGoAway(["mark", "-R", "-v", tree.path])
       #expect(piped.lines.first == "1", "\(piped)")
       #expect(
         Array(piped.lines.dropFirst()) == ["skipbackup: write error: Broken pipe"], "\(piped)")
@@ -118,6 +127,40 @@ extension CLITests {
         #"("$SKIPBACKUP" mark -R -v "$1"; echo "status $?" >&2) | head -1 >/dev/null"#
           .replacingOccurrences(of: "$1", with: tree.path))
       #expect(killed.errors == "status 141\n", "\(killed)")
+    }
+
+    /// Runs the tool with SIGPIPE ignored and its output on a pipe whose
+    /// reader takes one byte and goes away; prints the exit status, then
+    /// what the tool wrote to standard error.
+    static func readOneByteAndGoAway(_ arguments: [String]) -> ProcessResult {
+      python(
+        #"""
+        import os, subprocess, sys
+        process = subprocess.Popen(
+            ["env", "--ignore-signal=PIPE", *sys.argv[1:]],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.read(process.stdout.fileno(), 1)
+        process.stdout.close()
+        errors = process.stderr.read()
+        print(process.wait())
+        sys.stdout.write(errors.decode())
+        """#, [Argument(skipbackupPath)] + arguments.map { Argument($0) })
+    }
+
+    /// Issue 9, item 1: `status -R` and `export` piped to a reader that goes
+    /// away also exited 0, so `export ... | head && backup` ran with rules
+    /// missing. Every file is marked on its own, so each prints a record per file.
+    @Test(arguments: [["status", "-R"], ["export", "--for", "rsync"], ["list", "--excluded"]])
+    func aReaderThatGoesAwayFailsEveryCommandThatPrints(command: [String]) throws {
+      let tree = try Self.markedTree()
+      let marked = shell(
+        #"find "$1" -type f -print0 | "$SKIPBACKUP" mark -0 --files-from -"#
+          .replacingOccurrences(of: "$1", with: tree.path))
+      try #require(marked.status == 0, "\(marked)")
+      let piped = Self.readOneByteAndGoAway(command + [tree.path])
+      #expect(piped.lines.first == "1", "\(piped)")
+      #expect(
+        Array(piped.lines.dropFirst()) == ["skipbackup: write error: Broken pipe"], "\(piped)")
     }
 
     /// A full device and a closed standard output: once exit 1 and silence.
