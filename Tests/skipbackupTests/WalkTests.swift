@@ -333,7 +333,10 @@ extension CLITests {
     private static let slowRun = """
       import os, pty, select, subprocess, sys, time
       on_terminal, directory, arguments = sys.argv[1] == "tty", sys.argv[2], sys.argv[3:]
-      for i in range(1500):
+      # 6,000 entries: the walk's helper joins after 1,000 items, and a thread
+      # hands its count to the progress line every 1,024, so one of the two
+      # threads surely hands it over in the second walk, 1.2 s after the start.
+      for i in range(6000):
           open(os.path.join(directory, "f%05d" % i), "w").close()
       if on_terminal:
           reader, writer = pty.openpty()
