@@ -44,6 +44,17 @@ enum Recipe {
     """
 
   static let all = [rsync, tar, restic, borg, rsyncMirror]
+
+  /// docs/backups.md's script for a tree with an unreadable directory: back
+  /// up the rest, and still end non-zero.
+  static let rsyncDespiteUnreadable = """
+    LIST=$(mktemp)
+    (cd "$ROOT" && skipbackup list --included -0 . >"$LIST")
+    listed=$?
+    sed -z -i '/^\\.$/d' "$LIST" &&
+      rsync -a --from0 --files-from="$LIST" --no-implied-dirs "$ROOT/" "$DEST/" &&
+      [ "$listed" -eq 0 ]
+    """
 }
 
 enum Tool: String, CaseIterable, CustomTestStringConvertible {
@@ -251,6 +262,35 @@ struct BackupPlace {
     }
   }
 
+  /// docs/backups.md's script for an unreadable directory, run as nobody
+  /// (root reads every directory): the listing names the directory and
+  /// fails, rsync still copies everything else that is included, and the
+  /// script's status is the listing's failure.
+  @Test func anUnreadableDirectoryLeavesTheRestBackedUpAndTheStatusNonZero() throws {
+    let place = try BackupPlace()
+    let root = place.work + "/root"
+    for directory in [root, root + "/open", root + "/locked"] { Make.directory(Bytes(directory)) }
+    for file in ["kept.txt", "marked.txt", "open/inner.txt", "locked/secret"] {
+      Make.file(Bytes(root + "/" + file))
+    }
+    try check(skipbackup("mark", Argument(root + "/marked.txt")))
+    Make.directory(Bytes(place.work + "/dest"))
+    // nobody may enter every directory but `locked`, and write to DEST.
+    #expect(chmod(place.work, 0o755) == 0 && chmod(place.work + "/dest", 0o777) == 0)
+    #expect(chmod(root + "/locked", 0o700) == 0)
+    var environment = place.environment
+    environment["ROOT"] = root
+    let result = run(
+      ["sh", "-c", Argument(Recipe.rsyncDespiteUnreadable)], asNobody: true,
+      directory: place.work, environment: environment)
+    #expect(result.status == 1, "\(result)")
+    #expect(result.errors.contains("locked"), "\(result)")
+    let copied = try pathSet(under: Bytes(place.work + "/dest"))
+    // pathSet names DEST itself as the empty path.
+    let expected = Set(["", "kept.txt", "open", "open/inner.txt", "locked"].map { Bytes($0) })
+    #expect(copied == expected, "\(difference(copied, expected))")
+  }
+
   /// The recipes the tests run are the ones `export --help` shows.
   @Test func helpShowsEachRecipe() {
     let help = skipbackup("export", "--help")
@@ -266,7 +306,7 @@ struct BackupPlace {
       .deletingLastPathComponent().deletingLastPathComponent()
       .appendingPathComponent("docs/backups.md")
     let text = try String(contentsOf: docs, encoding: .utf8)
-    for recipe in Recipe.all {
+    for recipe in Recipe.all + [Recipe.rsyncDespiteUnreadable] {
       #expect(text.contains(recipe), "docs/backups.md lacks:\n\(recipe)")
     }
   }
