@@ -43,7 +43,9 @@ final class SweepRun: Sendable {
 
 /// One ROOT as the rules see it: how a walked path becomes an absolute
 /// one, and the path rules that fall under it, by the directory that holds them.
-struct SweepRoot {
+/// A class, so that the visitor reads it per directory without copying (and
+/// retaining) each of its collections.
+final class SweepRoot: Sendable {
   /// The walked path's first bytes that stand for the ROOT (0 for `/`).
   let walkedLength: Int
   /// The ROOT's canonical path ("" for `/`), which replaces them.
@@ -51,7 +53,10 @@ struct SweepRoot {
   /// Path rules under the ROOT, by their directory relative to it ("" for
   /// the ROOT itself, else "/a/b"), with the name each matches.
   let pathRules: [[UInt8]: [(name: [UInt8], rule: Int)]]
-  let pathRuleDirectoryLengths: Set<Int>
+  /// Whether a directory path of this length (relative, as the keys of
+  /// `pathRules`) holds path rules: looked at for every directory, so by
+  /// index, without hashing.
+  let pathRuleDirectoryLengths: [Bool]
   /// A path rule that names the ROOT itself.
   let rootRule: Int?
 
@@ -75,7 +80,9 @@ struct SweepRoot {
         (Array(relative[(slash + 1)...]), index))
     }
     pathRules = byDirectory
-    pathRuleDirectoryLengths = Set(byDirectory.keys.map(\.count))
+    var lengths = [Bool](repeating: false, count: (byDirectory.keys.map(\.count).max() ?? -1) + 1)
+    for key in byDirectory.keys { lengths[key.count] = true }
+    pathRuleDirectoryLengths = lengths
     rootRule = root
   }
 
@@ -114,7 +121,10 @@ final class SweepVisitor: ReportingVisitor {
   var root: SweepRoot?
   private let run: SweepRun
   private var line = JSONLine()
-  private var directories: [Directory] = []
+  /// Read for every entry: a checked access (`swift_beginAccess`) costs
+  /// more than the rest of a visit to a file. Only this visitor's own
+  /// thread touches it, and no access overlaps another.
+  @exclusivity(unchecked) private var directories: [Directory] = []
 
   private struct Directory {
     var listing: DirectoryListing?
@@ -133,7 +143,9 @@ final class SweepVisitor: ReportingVisitor {
     var directory = Directory(listing: listing)
     if let root, !root.pathRules.isEmpty {
       let relative = path[root.walkedLength...]
-      if root.pathRuleDirectoryLengths.contains(relative.count) {
+      if relative.count < root.pathRuleDirectoryLengths.count,
+        root.pathRuleDirectoryLengths[relative.count]
+      {
         directory.pathRules = root.pathRules[Array(relative)] ?? []
       }
     }
@@ -166,8 +178,7 @@ final class SweepVisitor: ReportingVisitor {
   private func sweep(_ entry: borrowing TreeEntry) -> TreeVisit {
     let isDirectory = entry.type == .directory
     let path = entry.pathBytes
-    let nameStart = (path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 }) ?? 0
-    let name = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: path[nameStart...]))
+    let name = entry.name
     // The fields of the parent's record are read in place: a copy of it
     // per entry (its arrays retained and released) was a visible part of a
     // repeat sweep's time.
