@@ -200,13 +200,10 @@ final class SweepVisitor: ReportingVisitor {
     }
 
     let state: SweepItemState
-    do {
+    do throws(SkipBackupError) {
       state = try run.reader.state(of: entry.item)
-    } catch  where error.isNoSuchFile && entry.depth > 0 {
-      counts.vanished += 1
-      return .skipChildren
     } catch {
-      reporter.report(error, at: entry)
+      failed(entry, error)
       return .skipChildren
     }
     // Nearly every item: no rule, no record.
@@ -315,13 +312,15 @@ final class SweepVisitor: ReportingVisitor {
   }
 
   /// An entry gone since its directory was listed is counted; any other
-  /// failure is reported.
-  private func failed(_ entry: borrowing TreeEntry, _ error: SkipBackupError) {
+  /// failure is reported. Returns whether the entry is gone.
+  @discardableResult
+  private func failed(_ entry: borrowing TreeEntry, _ error: SkipBackupError) -> Bool {
     if error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
-    } else {
-      reporter.report(error, at: entry)
+      return true
     }
+    reporter.report(error, at: entry)
+    return false
   }
 
   /// Takes a sweep's marks off `entry` and then its record, and says why;
@@ -351,14 +350,12 @@ final class SweepVisitor: ReportingVisitor {
 
   private func undo(_ entry: borrowing TreeEntry) -> TreeVisit {
     let record: SweepProvenance?
-    do {
+    do throws(SkipBackupError) {
       record = try SweepProvenance.read(from: entry.item)
-    } catch  where error.isNoSuchFile && entry.depth > 0 {
-      counts.vanished += 1
-      return .skipChildren
     } catch {
-      reporter.report(error, at: entry)
-      return .descend
+      // What cannot be read may still hold sweep marks below it: walk on,
+      // unless it is gone.
+      return failed(entry, error) ? .skipChildren : .descend
     }
     guard let record else { return .descend }
     _ = takeBack(entry, record, because: "sweep undone: rule \(record.ruleName)")
