@@ -182,6 +182,51 @@ extension CLITests {
       #expect(peerMarks(home + "/code/p003-swift/.build") == [.resource])
     }
 
+    @Test func aMarkWhoseRuleIsGoneIsRecordedAgainUnderTheRuleThatNowMatches() throws {
+      // Why a repeat sweep reads the record of an item a rule matches: the
+      // rule behind the mark may be another one, gone since (here a path
+      // rule the rules file dropped), and status -v must name the one that
+      // applies. Skipping the read when a rule matches leaves the old name.
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let rules = tree.file("rules", "path ~/a/node_modules\n")
+      let first = sweep(["--no-builtin-rules", "--rules", rules], home: home)
+      #expect(first.status == 0, "\(first)")
+      #expect(recordOf(home + "/a/node_modules") == "resource ~/a/node_modules")
+      let again = sweep([], home: home)
+      #expect(again.status == 0, "\(again)")
+      #expect(again.lines == ["[Excluded]    \(home)/a/node_modules    (rule node_modules)"])
+      #expect(recordOf(home + "/a/node_modules") == "resource node_modules")
+      #expect(peerMarks(home + "/a/node_modules") == [.resource])
+      let status = skipbackup("status", "-v", Argument(home + "/a/node_modules"))
+      #expect(
+        status.lines == [
+          "[Excluded]    \(home)/a/node_modules    (marked: resource; by sweep rule node_modules)"
+        ], "\(status)")
+    }
+
+    @Test func aVirtualEnvironmentThatLostItsPyvenvCfgIsTakenBack() throws {
+      // Why a repeat sweep looks for ./pyvenv.cfg even in a .venv it marked
+      // under the .venv rule: the sentinel is inside, and when it is gone the
+      // rule no longer applies.
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      let config = tree.file("home/p/.venv/pyvenv.cfg")
+      #expect(sweep([], home: home).status == 0)
+      #expect(recordOf(home + "/p/.venv") == "resource .venv")
+      unlink(config)
+      let again = sweep([], home: home)
+      #expect(again.status == 0, "\(again)")
+      #expect(
+        again.lines == [
+          "[Included]    \(home)/p/.venv    (rule gone: .venv: no pyvenv.cfg in it)"
+        ], "\(again)")
+      #expect(peerMarks(home + "/p/.venv").isEmpty)
+      #expect(recordOf(home + "/p/.venv") == nil)
+    }
+
     @Test func undoTakesBackEverySweepMarkEvenInsideExcludedDirectoriesAndOnlyThose() throws {
       let tree = try TemporaryDirectory()
       let home = mkhome(tree, projects: 8)

@@ -59,12 +59,7 @@ public struct ExtendedAttributes: Sendable {
     let result = name.withCString { name in
       get(name, into: nil, size: 0)
     }
-    switch result.value {
-    case .success: return true
-    case .failure(.noData): return false
-    case .failure(let errno):
-      throw failure(result.call, errno, attribute: name)
-    }
+    return try wasThere(result, attribute: name)
   }
 
   /// Sets the attribute `name` to `value`.
@@ -109,11 +104,18 @@ public struct ExtendedAttributes: Sendable {
         byDescriptor: { system_fremovexattr($0, name) },
         relative: { directory, path, flags in system_removexattrat(directory, path, flags, name) })
     }
+    return try wasThere(result, attribute: name)
+  }
+
+  /// What a call on the attribute `name` says of it: there (the call
+  /// worked), not there (`ENODATA`), or the error.
+  private func wasThere<I>(
+    _ result: (value: Result<I, Errno>, call: SystemCall), attribute name: AttributeName
+  ) throws(SkipBackupError) -> Bool {
     switch result.value {
     case .success: return true
     case .failure(.noData): return false
-    case .failure(let errno):
-      throw failure(result.call, errno, attribute: name)
+    case .failure(let errno): throw failure(result.call, errno, attribute: name)
     }
   }
 

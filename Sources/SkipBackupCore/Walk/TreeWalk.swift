@@ -23,10 +23,21 @@ package struct TreeEntry: ~Copyable {
   package let item: FileItem
   /// The path from the root as given, NUL-terminated: bytes, not text.
   package let pathBytes: UnsafeBufferPointer<UInt8>
+  /// How many of the last bytes of ``pathBytes`` are the entry's own name
+  /// (for a root, what follows its last slash).
+  package let nameLength: Int
   /// The nearest directory above the entry, within the walk, that the
   /// visitor said is marked (``TreeVisit/descendMarked``): the first this
   /// many bytes of ``pathBytes``.
   package let markedAncestorLength: Int?
+
+  /// The entry's own name, the end of ``pathBytes``: the walk knows its
+  /// length, which spares a visitor that matches names (sweep's rules) a
+  /// search for the last slash in every path.
+  package var name: UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(
+      UnsafeBufferPointer(rebasing: pathBytes[(pathBytes.count - nameLength)...]))
+  }
 
   /// The path from the root as given.
   package var path: FilePath {
@@ -255,6 +266,7 @@ private func openRoot(
   let decision = visitor.visit(
     TreeEntry(
       type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
+      nameLength: path.bytes.count - ((path.bytes.lastIndex(of: 0x2F)).map { $0 + 1 } ?? 0),
       markedAncestorLength: nil))
   guard decision != .skipChildren, type == .directory else { return (status.st_dev, nil) }
   let opened = root.withCString { path in
@@ -400,7 +412,8 @@ struct TreeWalker: ~Copyable {
       TreeEntry(
         type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem,
         item: FileItem(borrowingEntry: record.name, in: parent.descriptor),
-        pathBytes: path.bytes, markedAncestorLength: parent.markedAncestorLength))
+        pathBytes: path.bytes, nameLength: record.nameLength,
+        markedAncestorLength: parent.markedAncestorLength))
     if startsHelpers {
       visited += 1
       if visited == sharing!.threshold {
@@ -483,7 +496,8 @@ struct TreeWalker: ~Copyable {
           TreeEntry(
             type: type, depth: entry.depth, isOnOtherFilesystem: otherFilesystem,
             item: FileItem(borrowingEntry: name.baseAddress!, in: entry.parent),
-            pathBytes: path.bytes, markedAncestorLength: entry.markedAncestorLength))
+            pathBytes: path.bytes, nameLength: name.count - 1,
+            markedAncestorLength: entry.markedAncestorLength))
       }
       if decision == .vanished { return false }
       guard decision != .skipChildren, type == .directory, !otherFilesystem else { return true }

@@ -32,11 +32,9 @@ struct DuCommand: ParsableCommand, MountPointHelp {
       reported and the rest is counted), 64 for a usage error.
       """)
 
-  @OptionGroup var mechanisms: MechanismOptions
-
   static let oneFileSystemHelp =
     "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
-  @OptionGroup var mountPoints: OneFileSystemOption<DuCommand>
+  @OptionGroup var tree: TreeOptions<DuCommand>
 
   @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
   var apparentSize = false
@@ -66,7 +64,7 @@ struct DuCommand: ParsableCommand, MountPointHelp {
   }
 
   func run() throws {
-    let mechanisms = try mechanisms.mechanisms(default: .all)
+    let mechanisms = try tree.mechanisms(default: .all)
     let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let output = Output()
@@ -95,7 +93,7 @@ struct DuCommand: ParsableCommand, MountPointHelp {
       for visitor in visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
       let before = diagnostics.failures
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem),
+        root: root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
         visitors: visitors)
       let usage = DiskUsage(
         root: rootBytes, visitors: visitors, mechanisms: mechanisms.count, top: top,

@@ -61,11 +61,9 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
       valueName: "TOOL"))
   var tool: BackupTool
 
-  @OptionGroup var mechanisms: MechanismOptions
-
   static let oneFileSystemHelp =
     "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
-  @OptionGroup var mountPoints: OneFileSystemOption<ExportCommand>
+  @OptionGroup var tree: TreeOptions<ExportCommand>
 
   @Option(
     name: [.customShort("o"), .customLong("output")],
@@ -81,7 +79,7 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
   var root: String
 
   func run() throws {
-    let mechanisms = try mechanisms.mechanisms(default: .all)
+    let mechanisms = try tree.mechanisms(default: .all)
     let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let syntax = tool.syntax
@@ -113,7 +111,7 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
     _ = walkTree(
       root: rootPath,
       options: TreeWalkOptions(
-        oneFileSystem: mountPoints.oneFileSystem,
+        oneFileSystem: tree.oneFileSystem,
         followRootSymbolicLink: walkRoot.followsSymbolicLink),
       visitors: visitors)
     for visitor in visitors { visitor.reporter.output.flush() }

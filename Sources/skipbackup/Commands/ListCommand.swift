@@ -30,11 +30,9 @@ struct ListCommand: ParsableCommand, MountPointHelp {
 
   @Flag var selection: Selection = .excluded
 
-  @OptionGroup var mechanisms: MechanismOptions
-
   static let oneFileSystemHelp =
     "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
-  @OptionGroup var mountPoints: OneFileSystemOption<ListCommand>
+  @OptionGroup var tree: TreeOptions<ListCommand>
 
   @Flag(
     name: [.customShort("0"), .customLong("null")],
@@ -48,7 +46,7 @@ struct ListCommand: ParsableCommand, MountPointHelp {
   var roots: [String]
 
   func run() throws {
-    let mechanisms = try mechanisms.mechanisms(default: .all)
+    let mechanisms = try tree.mechanisms(default: .all)
     let progress = Progress(enabled: !quiet.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let terminator = null ? 0 : UInt8(ascii: "\n")
@@ -71,7 +69,7 @@ struct ListCommand: ParsableCommand, MountPointHelp {
         continue
       }
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem),
+        root: root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
         visitors: visitors)
     }
     for visitor in visitors { visitor.reporter.output.flush() }

@@ -4,13 +4,15 @@ import SystemPackage
 
 /// `mark` or `clear`: the command's help, its action and the mechanisms it
 /// acts on without `-m`; the options and the run are the same.
-protocol MarkingCommand: ParsableCommand {
+protocol MarkingCommand: ParsableCommand, DryRunHelp {
   static var action: MarkingRun.Action { get }
   static var defaultMechanisms: MechanismSet { get }
   var options: MarkingOptions<Self> { get }
 }
 
 extension MarkingCommand {
+  static var dryRunHelp: String { "Show what would be \(action.past), and change nothing." }
+
   func run() throws {
     try MarkingRun(
       action: Self.action,
@@ -26,13 +28,11 @@ struct MarkingOptions<Command: MarkingCommand>: ParsableArguments {
   @OptionGroup var mechanisms: MechanismOptions
   @OptionGroup var items: ItemOptions
 
-  @Flag(
-    name: [.customShort("n"), .long],
-    help: ArgumentHelp("Show what would be \(Command.action.past), and change nothing."))
-  var dryRun = false
-
+  @OptionGroup var dryRunOption: DryRunOption<Command>
   @OptionGroup var reporting: ReportingOptions
   @OptionGroup var paths: PathArguments
+
+  var dryRun: Bool { dryRunOption.dryRun }
 
   func validate() throws {
     try items.validate(paths)

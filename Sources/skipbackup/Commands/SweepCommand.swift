@@ -2,7 +2,7 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
-struct SweepCommand: ParsableCommand, MountPointHelp {
+struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
   static let configuration = CommandConfiguration(
     commandName: "sweep",
     abstract: "Mark what can be downloaded or built again, by rule, and keep those marks current.",
@@ -43,18 +43,14 @@ struct SweepCommand: ParsableCommand, MountPointHelp {
   @Flag(name: .customLong("no-builtin-rules"), help: "Apply only the rules file's rules.")
   var noBuiltinRules = false
 
-  @OptionGroup var mechanisms: MechanismOptions
-
   static let oneFileSystemHelp =
     "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
-  @OptionGroup var mountPoints: OneFileSystemOption<SweepCommand>
+  @OptionGroup var tree: TreeOptions<SweepCommand>
 
-  @Flag(
-    name: [.customShort("n"), .long],
-    help:
-      "Show what would change and how much each item would keep out of backups, with a total; change nothing."
-  )
-  var dryRun = false
+  static let dryRunHelp =
+    "Show what would change and how much each item would keep out of backups, with a total; change nothing."
+  @OptionGroup var dryRunOption: DryRunOption<SweepCommand>
+  var dryRun: Bool { dryRunOption.dryRun }
 
   @OptionGroup var reporting: ReportingOptions
 
@@ -87,7 +83,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp {
       return
     }
     let table = RuleTable(rules)
-    let written = try mechanisms.mechanisms(default: rules.mechanisms ?? MechanismSet([.resource]))
+    let written = try tree.mechanisms(default: rules.mechanisms ?? MechanismSet([.resource]))
 
     var git: GitIgnored?
     if !undo, let index = table.gitignoreRule {
@@ -112,7 +108,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp {
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
       verbose: reporting.verbose, format: format, git: git, diagnostics: diagnostics)
     let visitors = (0..<walkThreads).map { _ in SweepVisitor(run: run, progress: progress) }
-    let options = TreeWalkOptions(oneFileSystem: mountPoints.oneFileSystem, wholeListings: !undo)
+    let options = TreeWalkOptions(oneFileSystem: tree.oneFileSystem, wholeListings: !undo)
     for root in rootPaths {
       let walked = root.bytes
       guard let canonical = canonicalPath(walked) else {
@@ -172,7 +168,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp {
           "skipped \(total.skipped) (kept by a keep rule, or no mark applies)",
         ]
       diagnostics.summarize(
-        parts, notEntered: mountPoints.oneFileSystem ? total.otherFilesystem : nil,
+        parts, notEntered: tree.oneFileSystem ? total.otherFilesystem : nil,
         vanished: total.vanished,
         trailer: undo ? [] : ["bytes kept out \(total.bytes) (\(humanSize(total.bytes)))"])
     }

@@ -33,6 +33,17 @@ struct ToolFacts {
     case markAndCopy(String)
   }
 
+  /// A tool whose one mark is a CACHEDIR.TAG, read by `--exclude-caches`,
+  /// which keeps the tagged directory and the tag (GNU tar and restic): a
+  /// directory gets the tag; anything else needs the tool's export recipe.
+  static func cacheTagReader(
+    _ tool: BackupTool, version: String, command: String, source: String
+  ) -> ToolFacts {
+    ToolFacts(
+      name: tool.rawValue, version: version, command: command, reads: ["cachedir"],
+      keepsCacheTag: true, source: source, remedy: .markDirectory("cachedir", else: tool))
+  }
+
   static let all: [ToolFacts] = [
     ToolFacts(
       name: "borg2", version: "borgbackup 2.0.0b22", command: "borg create",
@@ -50,23 +61,18 @@ struct ToolFacts {
         "borg 1.2 usage (--exclude-nodump, --exclude-caches; the tagged directory and its tag "
         + "are left out unless --keep-exclude-tags); checked by running it",
       remedy: .mark("nodump")),
-    ToolFacts(
-      name: "restic", version: "restic 0.14.0 (Debian 12)",
-      command: "restic backup --exclude-caches",
-      reads: ["cachedir"], keepsCacheTag: true,
+    .cacheTagReader(
+      .restic, version: "restic 0.14.0 (Debian 12)", command: "restic backup --exclude-caches",
       source:
         "restic 0.14 exclude.go (--exclude-caches is --exclude-if-present CACHEDIR.TAG:Signature "
         + "...: an item is left out when its directory holds the tag, the tag itself kept; "
-        + "the parent of a backup target is looked at too, restic #2722); checked by running it",
-      remedy: .markDirectory("cachedir", else: .restic)),
-    ToolFacts(
-      name: "tar", version: "GNU tar 1.34 (Debian 12)", command: "tar --create --exclude-caches",
-      reads: ["cachedir"], keepsCacheTag: true,
+        + "the parent of a backup target is looked at too, restic #2722); checked by running it"),
+    .cacheTagReader(
+      .tar, version: "GNU tar 1.34 (Debian 12)", command: "tar --create --exclude-caches",
       source:
         "GNU tar manual, 6.4 'Excluding Some Files' (--exclude-caches: the contents of a "
         + "directory holding a valid CACHEDIR.TAG, but not the tag; --exclude-caches-under keeps "
-        + "the directory only, --exclude-caches-all drops it); checked by running it",
-      remedy: .markDirectory("cachedir", else: .tar)),
+        + "the directory only, --exclude-caches-all drops it); checked by running it"),
     ToolFacts(
       name: "rsync", version: "rsync 3.2 and later", command: "rsync -a",
       reads: [], keepsCacheTag: false,

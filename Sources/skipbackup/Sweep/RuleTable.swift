@@ -3,7 +3,7 @@ import SkipBackupCore
 /// The rules, arranged for the walk: directory rules found by the length of
 /// a name and then its bytes (no hashing, no allocation per entry), path
 /// rules by the directory that holds them, keep rules by their depth.
-struct RuleTable: Sendable {
+final class RuleTable: Sendable {
   let rules: [SweepRule]
   let keeps: [KeepRule]
   /// Sentinel and name rules, by the length of the directory name they match.

@@ -43,7 +43,9 @@ final class SweepRun: Sendable {
 
 /// One ROOT as the rules see it: how a walked path becomes an absolute
 /// one, and the path rules that fall under it, by the directory that holds them.
-struct SweepRoot {
+/// A class, so that the visitor reads it per directory without copying (and
+/// retaining) each of its collections.
+final class SweepRoot: Sendable {
   /// The walked path's first bytes that stand for the ROOT (0 for `/`).
   let walkedLength: Int
   /// The ROOT's canonical path ("" for `/`), which replaces them.
@@ -51,7 +53,10 @@ struct SweepRoot {
   /// Path rules under the ROOT, by their directory relative to it ("" for
   /// the ROOT itself, else "/a/b"), with the name each matches.
   let pathRules: [[UInt8]: [(name: [UInt8], rule: Int)]]
-  let pathRuleDirectoryLengths: Set<Int>
+  /// Whether a directory path of this length (relative, as the keys of
+  /// `pathRules`) holds path rules: looked at for every directory, so by
+  /// index, without hashing.
+  let pathRuleDirectoryLengths: [Bool]
   /// A path rule that names the ROOT itself.
   let rootRule: Int?
 
@@ -75,7 +80,9 @@ struct SweepRoot {
         (Array(relative[(slash + 1)...]), index))
     }
     pathRules = byDirectory
-    pathRuleDirectoryLengths = Set(byDirectory.keys.map(\.count))
+    var lengths = [Bool](repeating: false, count: (byDirectory.keys.map(\.count).max() ?? -1) + 1)
+    for key in byDirectory.keys { lengths[key.count] = true }
+    pathRuleDirectoryLengths = lengths
     rootRule = root
   }
 
@@ -114,7 +121,10 @@ final class SweepVisitor: ReportingVisitor {
   var root: SweepRoot?
   private let run: SweepRun
   private var line = JSONLine()
-  private var directories: [Directory] = []
+  /// Read for every entry: a checked access (`swift_beginAccess`) costs
+  /// more than the rest of a visit to a file. Only this visitor's own
+  /// thread touches it, and no access overlaps another.
+  @exclusivity(unchecked) private var directories: [Directory] = []
 
   private struct Directory {
     var listing: DirectoryListing?
@@ -133,7 +143,9 @@ final class SweepVisitor: ReportingVisitor {
     var directory = Directory(listing: listing)
     if let root, !root.pathRules.isEmpty {
       let relative = path[root.walkedLength...]
-      if root.pathRuleDirectoryLengths.contains(relative.count) {
+      if relative.count < root.pathRuleDirectoryLengths.count,
+        root.pathRuleDirectoryLengths[relative.count]
+      {
         directory.pathRules = root.pathRules[Array(relative)] ?? []
       }
     }
@@ -166,8 +178,7 @@ final class SweepVisitor: ReportingVisitor {
   private func sweep(_ entry: borrowing TreeEntry) -> TreeVisit {
     let isDirectory = entry.type == .directory
     let path = entry.pathBytes
-    let nameStart = (path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 }) ?? 0
-    let name = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: path[nameStart...]))
+    let name = entry.name
     // The fields of the parent's record are read in place: a copy of it
     // per entry (its arrays retained and released) was a visible part of a
     // repeat sweep's time.
@@ -189,13 +200,10 @@ final class SweepVisitor: ReportingVisitor {
     }
 
     let state: SweepItemState
-    do {
+    do throws(SkipBackupError) {
       state = try run.reader.state(of: entry.item)
-    } catch  where error.isNoSuchFile && entry.depth > 0 {
-      counts.vanished += 1
-      return .skipChildren
     } catch {
-      reporter.report(error, at: entry)
+      failed(entry, error)
       return .skipChildren
     }
     // Nearly every item: no rule, no record.
@@ -304,13 +312,15 @@ final class SweepVisitor: ReportingVisitor {
   }
 
   /// An entry gone since its directory was listed is counted; any other
-  /// failure is reported.
-  private func failed(_ entry: borrowing TreeEntry, _ error: SkipBackupError) {
+  /// failure is reported. Returns whether the entry is gone.
+  @discardableResult
+  private func failed(_ entry: borrowing TreeEntry, _ error: SkipBackupError) -> Bool {
     if error.isNoSuchFile && entry.depth > 0 {
       counts.vanished += 1
-    } else {
-      reporter.report(error, at: entry)
+      return true
     }
+    reporter.report(error, at: entry)
+    return false
   }
 
   /// Takes a sweep's marks off `entry` and then its record, and says why;
@@ -340,14 +350,12 @@ final class SweepVisitor: ReportingVisitor {
 
   private func undo(_ entry: borrowing TreeEntry) -> TreeVisit {
     let record: SweepProvenance?
-    do {
+    do throws(SkipBackupError) {
       record = try SweepProvenance.read(from: entry.item)
-    } catch  where error.isNoSuchFile && entry.depth > 0 {
-      counts.vanished += 1
-      return .skipChildren
     } catch {
-      reporter.report(error, at: entry)
-      return .descend
+      // What cannot be read may still hold sweep marks below it: walk on,
+      // unless it is gone.
+      return failed(entry, error) ? .skipChildren : .descend
     }
     guard let record else { return .descend }
     _ = takeBack(entry, record, because: "sweep undone: rule \(record.ruleName)")
