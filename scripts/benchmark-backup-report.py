@@ -27,7 +27,7 @@ for group in sorted(os.listdir(rounds_dir)):
         if name == "without":
             continue
         w, c = statistics.median(t["wall"]), statistics.median(t["cpu"])
-        label = {"with": LABELS.get(tool, "with"), "exclusion file": "exclusion file (old recipe)"}.get(name, name)
+        label = {"with": LABELS.get(tool, "with"), "exclusion file": "mirror: exclusion file"}.get(name, name)
         if tool == "tar":
             run = "first (a repeat is the same: tar keeps no state)"
         ok = "met" if w / bw <= 1.1 and c / bc <= 1.1 else "missed"
