@@ -32,43 +32,39 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
   /// not to the files in them.
   public var marksDirectoriesOnly: Bool { self == .cachedir }
 
+  // Three plain switches send a mechanism to where its mark is kept (an
+  // extended attribute, AttributeMarks.swift; the inode flag; the tag
+  // file). A table of closures in their place allocated a closure context
+  // on every call (`swift_allocObject` in the release build's
+  // `Mechanism.mark`), once per entry and mechanism in `mark -R`.
+
   /// Whether `item` carries this mark. A filesystem that keeps no user
   /// attributes carries none.
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try operations.isMarked(item)
+    switch self {
+    case .legacy, .resource, .xdg: try isAttributeMarked(item)
+    case .nodump: try NodumpFlag.isMarked(item)
+    case .cachedir: try CacheDirectoryTag.isMarked(item)
+    }
   }
 
   /// Marks `item`; returns whether anything was written.
   @discardableResult
   public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try operations.mark(item)
+    switch self {
+    case .legacy, .resource, .xdg: try markAttribute(item)
+    case .nodump: try NodumpFlag.mark(item)
+    case .cachedir: try CacheDirectoryTag.mark(item)
+    }
   }
 
   /// Removes the mark from `item`; returns whether there was one to remove.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try operations.clear(item)
-  }
-
-  /// Reading, writing and removing a mark, as the place it is kept does them.
-  private struct Operations {
-    let isMarked: (FileItem) throws(SkipBackupError) -> Bool
-    let mark: (FileItem) throws(SkipBackupError) -> Bool
-    let clear: (FileItem) throws(SkipBackupError) -> Bool
-  }
-
-  /// The one place that sends a mechanism to where its mark is kept: an
-  /// extended attribute (AttributeMarks.swift), the inode flag or the tag file.
-  private var operations: Operations {
     switch self {
-    case .legacy, .resource, .xdg:
-      Operations(isMarked: isAttributeMarked, mark: markAttribute, clear: clearAttribute)
-    case .nodump:
-      Operations(isMarked: NodumpFlag.isMarked, mark: NodumpFlag.mark, clear: NodumpFlag.clear)
-    case .cachedir:
-      Operations(
-        isMarked: CacheDirectoryTag.isMarked, mark: CacheDirectoryTag.mark,
-        clear: CacheDirectoryTag.clear)
+    case .legacy, .resource, .xdg: try clearAttribute(item)
+    case .nodump: try NodumpFlag.clear(item)
+    case .cachedir: try CacheDirectoryTag.clear(item)
     }
   }
 }
