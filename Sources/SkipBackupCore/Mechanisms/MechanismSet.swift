@@ -154,13 +154,10 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     do {
       var listed: MechanismSet = []
       var record = false
-      let recordName = SweepProvenance.attributeNameLiteral
       try ExtendedAttributes(of: item).forEachName { name in
         if let mechanism = Mechanism.attributeMechanism(named: name) {
           listed.insert(MechanismSet(mechanism))
-        } else if name.count == recordName.utf8CodeUnitCount,
-          memcmp(name.baseAddress!, recordName.utf8Start, name.count) == 0
-        {
+        } else if SweepProvenance.isRecordName(name) {
           record = true
         }
       }

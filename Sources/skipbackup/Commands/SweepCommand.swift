@@ -12,7 +12,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       target beside a Cargo.toml, Python's __pycache__, the XDG cache directory, the package \
       managers' caches, and what the rules file adds. It never enters a directory that it marks \
       or finds excluded, and never follows a symbolic link. Each mark it makes carries a record \
-      (user.skipbackup.sweep) of the rule behind it, so that a later sweep takes back its own \
+      (user.skipbackup.sweep.MECHANISMS:RULE) of the rule behind it, so that a later sweep takes back its own \
       marks when their rule no longer applies (the sentinel is gone, the rule was removed, or a \
       keep rule now covers the item), and --undo takes back every mark a sweep made under ROOT. \
       Marks made by mark, by setfattr or by another program are never touched.

@@ -6,8 +6,11 @@ import SkipBackupCore
 final class RuleTable: Sendable {
   let rules: [SweepRule]
   let keeps: [KeepRule]
-  /// Sentinel and name rules, by the length of the directory name they match.
-  private let directoryRules: [[Int]]
+  /// Sentinel and name rules, by the length of the directory name they
+  /// match: those of length `n` are `directoryRules[starts[n]..<starts[n + 1]]`.
+  /// Flat, so that a look-up retains no inner array.
+  private let directoryRules: [Int]
+  private let starts: [Int]
   let pathRules: [Int]
   let gitignoreRule: Int?
 
@@ -27,7 +30,9 @@ final class RuleTable: Sendable {
         if gitignore == nil { gitignore = index }
       }
     }
-    directoryRules = byLength
+    directoryRules = byLength.flatMap { $0 }
+    starts = byLength.reduce(into: [0]) { starts, rules in starts.append(starts.last! + rules.count)
+    }
     pathRules = paths
     gitignoreRule = gitignore
   }
@@ -39,8 +44,9 @@ final class RuleTable: Sendable {
     named name: UnsafeRawBufferPointer, siblings: DirectoryListing?, item: FileItem
   ) -> Int? {
     guard name.count < 256 else { return nil }
-    for index in directoryRules[name.count] where matchesDirectory(index, name, siblings, item) {
-      return index
+    for position in starts[name.count]..<starts[name.count + 1] {
+      let index = directoryRules[position]
+      if matchesDirectory(index, name, siblings, item) { return index }
     }
     return nil
   }
