@@ -17,9 +17,8 @@ extension MarkingCommand {
     try MarkingRun(
       action: Self.action,
       mechanisms: options.mechanisms.mechanisms(default: Self.defaultMechanisms),
-      items: options.items, paths: options.paths, reporting: options.reporting,
-      dryRun: options.dryRun
-    ).run()
+      items: options.items, reporting: options.reporting, dryRun: options.dryRun
+    ).run(on: options.paths)
   }
 }
 
@@ -40,7 +39,9 @@ struct MarkingOptions<Command: MarkingCommand>: ParsableArguments {
 }
 
 /// What `mark` and `clear` share: going through the items, writing or
-/// removing marks, saying what changed, and the exit status.
+/// removing marks, saying what changed, and the exit status. Like
+/// `SweepRun`, it holds how to act, which every walk thread reads; the
+/// PATHs, which only `run(on:)` goes through, are its argument.
 struct MarkingRun {
   enum Action: Sendable {
     case mark, clear
@@ -53,11 +54,10 @@ struct MarkingRun {
   let action: Action
   let mechanisms: MechanismSet
   let items: ItemOptions
-  let paths: PathArguments
   let reporting: ReportingOptions
   let dryRun: Bool
 
-  func run() throws {
+  func run(on paths: PathArguments) throws {
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let workers = (0..<(items.recursive ? walkThreads : 1)).map { _ in
