@@ -45,6 +45,16 @@ extension ErrorTests {
     #expect(!failure.description.contains("immutable"))
   }
 
+  /// A message names the filesystem by its case's name, so a case renamed
+  /// would change the message: the names are pinned here, as
+  /// /proc/filesystems and mount(8) show them.
+  @Test func aPseudoFilesystemIsNamedAsTheKernelNamesIt() {
+    #expect(
+      SkipBackupError.PseudoFilesystem.allCases.map(\.name) == [
+        "proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "bpf",
+      ])
+  }
+
   /// `EACCES` from a directory without search permission on the way is not
   /// the item's own permissions (probe = the library run as nobody).
   @Test func aFileInADirectoryWithoutSearchPermissionSaysSo() throws {

@@ -60,19 +60,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case securityfs = 0x7363_6673
     case bpf = 0xCAFE_4A11
 
-    /// Its name as /proc/filesystems and mount(8) show it.
-    public var name: String {
-      switch self {
-      case .proc: "proc"
-      case .sysfs: "sysfs"
-      case .cgroup: "cgroup"
-      case .cgroup2: "cgroup2"
-      case .debugfs: "debugfs"
-      case .tracefs: "tracefs"
-      case .securityfs: "securityfs"
-      case .bpf: "bpf"
-      }
-    }
+    /// Its name as /proc/filesystems and mount(8) show it, which is the
+    /// case's name.
+    public var name: String { String(describing: self) }
   }
 
   public enum Cause: Hashable, Sendable {

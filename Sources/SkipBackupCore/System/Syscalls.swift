@@ -87,8 +87,7 @@ package func system_fgetxattr(
 
 /// The corresponding C function is `fsetxattr(2)`.
 package func system_fsetxattr(
-  _ fd: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawPointer?, _ size: Int,
-  _ flags: CInt
+  _ fd: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
 ) -> CInt {
   mocked(.fsetxattr) { fsetxattr(fd, name, value, size, flags) }
 }
@@ -137,8 +136,7 @@ package func system_listxattrat(
 /// The corresponding C function is `removexattrat(2)` (Linux 6.13), through
 /// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
 package func system_removexattrat(
-  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
-  _ name: UnsafePointer<CChar>
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt, _ name: UnsafePointer<CChar>
 ) -> CInt {
   mocked(.removexattrat) { cxattr_removexattrat(dirfd, path, atFlags, name) }
 }
@@ -179,16 +177,13 @@ package func system_fchmod(_ fd: CInt, _ mode: mode_t) -> CInt {
 }
 
 /// The corresponding C function is `getdents64(2)`, through CXattr.
-package func system_getdents64(
-  _ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ size: Int
-) -> Int {
+package func system_getdents64(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ size: Int) -> Int {
   mocked(.getdents64) { cxattr_getdents64(fd, buffer, size) }
 }
 
 /// The corresponding C function is `fstatat(2)`.
 package func system_fstatat(
-  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<stat>,
-  _ flags: CInt
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<stat>, _ flags: CInt
 ) -> CInt {
   mocked(.fstatat) { fstatat(dirfd, path, buffer, flags) }
 }
@@ -228,9 +223,7 @@ package func system_flock(_ fd: CInt, _ operation: CInt) -> CInt {
 }
 
 /// The corresponding C function is `unlinkat(2)`.
-package func system_unlinkat(
-  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt
-) -> CInt {
+package func system_unlinkat(_ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> CInt {
   mocked(.unlinkat) { unlinkat(dirfd, path, flags) }
 }
 

@@ -17,9 +17,8 @@ extension MarkingCommand {
     try MarkingRun(
       action: Self.action,
       mechanisms: options.mechanisms.mechanisms(default: Self.defaultMechanisms),
-      items: options.items, paths: options.paths, reporting: options.reporting,
-      dryRun: options.dryRun
-    ).run()
+      items: options.items, reporting: options.reporting, dryRun: options.dryRun
+    ).run(on: options.paths)
   }
 }
 
@@ -40,7 +39,9 @@ struct MarkingOptions<Command: MarkingCommand>: ParsableArguments {
 }
 
 /// What `mark` and `clear` share: going through the items, writing or
-/// removing marks, saying what changed, and the exit status.
+/// removing marks, saying what changed, and the exit status. Like
+/// `SweepRun`, it holds how to act, which every walk thread reads; the
+/// PATHs, which only `run(on:)` goes through, are its argument.
 struct MarkingRun {
   enum Action: Sendable {
     case mark, clear
@@ -53,27 +54,10 @@ struct MarkingRun {
   let action: Action
   let mechanisms: MechanismSet
   let items: ItemOptions
-  let paths: PathArguments
   let reporting: ReportingOptions
   let dryRun: Bool
 
-  struct Counts {
-    var changed = 0
-    var unchanged = 0
-    var skipped = 0
-    var otherFilesystem = 0
-    var vanished = 0
-
-    static func + (lhs: Counts, rhs: Counts) -> Counts {
-      Counts(
-        changed: lhs.changed + rhs.changed, unchanged: lhs.unchanged + rhs.unchanged,
-        skipped: lhs.skipped + rhs.skipped,
-        otherFilesystem: lhs.otherFilesystem + rhs.otherFilesystem,
-        vanished: lhs.vanished + rhs.vanished)
-    }
-  }
-
-  func run() throws {
+  func run(on paths: PathArguments) throws {
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
     let diagnostics = Diagnostics(progress: progress)
     let workers = (0..<(items.recursive ? walkThreads : 1)).map { _ in
@@ -90,18 +74,49 @@ struct MarkingRun {
     for worker in workers { worker.reporter.output.flush() }
     progress.erase()
     if reporting.verbose {
-      summarize(workers.reduce(Counts()) { $0 + $1.counts }, diagnostics)
+      summarize(workers.reduce(MarkingCounts()) { $0 + $1.counts }, diagnostics)
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 
-  private func summarize(_ counts: Counts, _ diagnostics: Diagnostics) {
+  private func summarize(_ counts: MarkingCounts, _ diagnostics: Diagnostics) {
+    let (changed, unchanged) =
+      action == .mark ? (counts.marked, counts.alreadyMarked) : (counts.cleared, counts.notMarked)
     diagnostics.summarize(
       [
-        "\(dryRun ? "would \(action.verb)" : action.past) \(counts.changed)",
-        "\(action.unchanged) \(counts.unchanged)",
+        "\(dryRun ? "would \(action.verb)" : action.past) \(changed)",
+        "\(action.unchanged) \(unchanged)",
         "skipped \(counts.skipped) (symbolic links, devices, FIFOs and sockets)",
       ], notEntered: items.oneFileSystem ? counts.otherFilesystem : nil, vanished: counts.vanished)
+  }
+}
+
+/// What a run that writes marks (mark, clear, sweep) did, counted by each
+/// walk thread for itself and added up when the walk is over.
+struct MarkingCounts {
+  /// Items marked, and items already marked.
+  var marked = 0
+  var alreadyMarked = 0
+  /// What the items sweep marked hold on disk, in bytes (worked out only
+  /// where it is shown, with `--dry-run` or `-v`).
+  var bytes: Int64 = 0
+  /// Items cleared (by clear, or by sweep taking its marks back), and items
+  /// clear found without a mark.
+  var cleared = 0
+  var notMarked = 0
+  /// Items passed over, mount points not entered (`-x`), and items gone
+  /// before they could be handled.
+  var skipped = 0
+  var otherFilesystem = 0
+  var vanished = 0
+
+  static func + (lhs: Self, rhs: Self) -> Self {
+    Self(
+      marked: lhs.marked + rhs.marked, alreadyMarked: lhs.alreadyMarked + rhs.alreadyMarked,
+      bytes: lhs.bytes + rhs.bytes, cleared: lhs.cleared + rhs.cleared,
+      notMarked: lhs.notMarked + rhs.notMarked, skipped: lhs.skipped + rhs.skipped,
+      otherFilesystem: lhs.otherFilesystem + rhs.otherFilesystem,
+      vanished: lhs.vanished + rhs.vanished)
   }
 }
 
@@ -109,7 +124,7 @@ struct MarkingRun {
 /// without `-R`): its own output buffer, counts and progress count.
 final class MarkingWorker: ReportingVisitor {
   let reporter: Reporter
-  var counts = MarkingRun.Counts()
+  var counts = MarkingCounts()
   private let run: MarkingRun
   private let fileMechanisms: MechanismSet
 
@@ -211,11 +226,13 @@ final class MarkingWorker: ReportingVisitor {
         try SweepProvenance.remove(from: item)
       }
     }
-    guard changed else {
-      counts.unchanged += 1
-      return
+    switch (run.action, changed) {
+    case (.mark, true): counts.marked += 1
+    case (.mark, false): counts.alreadyMarked += 1
+    case (.clear, true): counts.cleared += 1
+    case (.clear, false): counts.notMarked += 1
     }
-    counts.changed += 1
+    guard changed else { return }
     if run.dryRun {
       reporter.output.write("would \(run.action.verb) ")
       reporter.output.write(path(), terminator: UInt8(ascii: "\n"))

@@ -143,7 +143,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
     }
     for visitor in visitors { visitor.output.flush() }
     progress.erase()
-    let total = visitors.reduce(SweepCounts()) { $0 + $1.counts }
+    let total = visitors.reduce(MarkingCounts()) { $0 + $1.counts }
     if dryRun && format == .text {
       let output = visitors[0].output
       let what = undo ? "would take back" : "would exclude"

@@ -92,32 +92,13 @@ final class SweepRoot: Sendable {
   }
 }
 
-/// What a sweep did, per thread, added up at the end.
-struct SweepCounts {
-  var marked = 0
-  var cleared = 0
-  var alreadyMarked = 0
-  var skipped = 0
-  var vanished = 0
-  var otherFilesystem = 0
-  var bytes: Int64 = 0
-
-  static func + (lhs: SweepCounts, rhs: SweepCounts) -> SweepCounts {
-    SweepCounts(
-      marked: lhs.marked + rhs.marked, cleared: lhs.cleared + rhs.cleared,
-      alreadyMarked: lhs.alreadyMarked + rhs.alreadyMarked, skipped: lhs.skipped + rhs.skipped,
-      vanished: lhs.vanished + rhs.vanished,
-      otherFilesystem: lhs.otherFilesystem + rhs.otherFilesystem, bytes: lhs.bytes + rhs.bytes)
-  }
-}
-
 /// One walk thread's part of a sweep: its output, counts, and what it
 /// knows of each open directory (the listing, the path rules and the names
 /// git ignores in it), by the depth of the directory's entries.
 final class SweepVisitor: ReportingVisitor {
   let reporter: Reporter
   let output: Output
-  var counts = SweepCounts()
+  var counts = MarkingCounts()
   var root: SweepRoot?
   private let run: SweepRun
   private let table: RuleTable
