@@ -93,39 +93,6 @@ extension Mechanism {
   }
 }
 
-/// An attribute mechanism's type (``MobileBackupAttribute``,
-/// ``BackupExcludeItemAttribute``, ``RobotsBackupAttribute``): its mark is
-/// read, written and removed as above, for its ``mechanism``.
-protocol AttributeMarkKeeper: MarkKeeper {
-  static var mechanism: Mechanism { get }
-}
-
-extension AttributeMarkKeeper {
-  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try mechanism.isAttributeMarked(item)
-  }
-
-  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try mechanism.markAttribute(item)
-  }
-
-  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try mechanism.clearAttribute(item)
-  }
-}
-
-extension MobileBackupAttribute: AttributeMarkKeeper {
-  static var mechanism: Mechanism { .legacy }
-}
-
-extension BackupExcludeItemAttribute: AttributeMarkKeeper {
-  static var mechanism: Mechanism { .resource }
-}
-
-extension RobotsBackupAttribute: AttributeMarkKeeper {
-  static var mechanism: Mechanism { .xdg }
-}
-
 extension AttributeName {
   /// The name with the bytes of `name`, a literal without NUL.
   init(_ name: StaticString) {

@@ -32,48 +32,39 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
   /// not to the files in them.
   public var marksDirectoriesOnly: Bool { self == .cachedir }
 
+  // Three plain switches send a mechanism to where its mark is kept (an
+  // extended attribute, AttributeMarks.swift; the inode flag; the tag
+  // file). A table of closures in their place allocated a closure context
+  // on every call (`swift_allocObject` in the release build's
+  // `Mechanism.mark`), once per entry and mechanism in `mark -R`.
+
   /// Whether `item` carries this mark. A filesystem that keeps no user
   /// attributes carries none.
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try keeper.isMarked(item)
+    switch self {
+    case .legacy, .resource, .xdg: try isAttributeMarked(item)
+    case .nodump: try NodumpFlag.isMarked(item)
+    case .cachedir: try CacheDirectoryTag.isMarked(item)
+    }
   }
 
   /// Marks `item`; returns whether anything was written.
   @discardableResult
   public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try keeper.mark(item)
+    switch self {
+    case .legacy, .resource, .xdg: try markAttribute(item)
+    case .nodump: try NodumpFlag.mark(item)
+    case .cachedir: try CacheDirectoryTag.mark(item)
+    }
   }
 
   /// Removes the mark from `item`; returns whether there was one to remove.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try keeper.clear(item)
-  }
-
-  /// The type that reads, writes and removes this mark where it is kept: an
-  /// extended attribute (AttributeMarks.swift), the inode flag or the tag
-  /// file. A call through it allocates nothing; a table of closures in its
-  /// place allocated a closure context on every call (`swift_allocObject`
-  /// in the release build's `Mechanism.mark`), once per entry and mechanism
-  /// in `mark -R`.
-  private var keeper: any MarkKeeper.Type {
     switch self {
-    case .legacy: MobileBackupAttribute.self
-    case .resource: BackupExcludeItemAttribute.self
-    case .xdg: RobotsBackupAttribute.self
-    case .nodump: NodumpFlag.self
-    case .cachedir: CacheDirectoryTag.self
+    case .legacy, .resource, .xdg: try clearAttribute(item)
+    case .nodump: try NodumpFlag.clear(item)
+    case .cachedir: try CacheDirectoryTag.clear(item)
     }
   }
 }
-
-/// A mechanism's type (``NodumpFlag``, ``CacheDirectoryTag``, the attribute
-/// ones): reading, writing and removing its mark, as ``Mechanism`` documents them.
-protocol MarkKeeper {
-  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool
-  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool
-  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool
-}
-
-extension NodumpFlag: MarkKeeper {}
-extension CacheDirectoryTag: MarkKeeper {}
