@@ -32,39 +32,46 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
   /// not to the files in them.
   public var marksDirectoriesOnly: Bool { self == .cachedir }
 
-  // Three plain switches send a mechanism to where its mark is kept (an
-  // extended attribute, AttributeMarks.swift; the inode flag; the tag
-  // file). A table of closures in their place allocated a closure context
-  // on every call (`swift_allocObject` in the release build's
-  // `Mechanism.mark`), once per entry and mechanism in `mark -R`.
-
   /// Whether `item` carries this mark. A filesystem that keeps no user
   /// attributes carries none.
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    switch self {
-    case .legacy, .resource, .xdg: try isAttributeMarked(item)
-    case .nodump: try NodumpFlag.isMarked(item)
-    case .cachedir: try CacheDirectoryTag.isMarked(item)
-    }
+    try perform(.read, on: item)
   }
 
   /// Marks `item`; returns whether anything was written.
   @discardableResult
   public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    switch self {
-    case .legacy, .resource, .xdg: try markAttribute(item)
-    case .nodump: try NodumpFlag.mark(item)
-    case .cachedir: try CacheDirectoryTag.mark(item)
-    }
+    try perform(.write, on: item)
   }
 
   /// Removes the mark from `item`; returns whether there was one to remove.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    switch self {
-    case .legacy, .resource, .xdg: try clearAttribute(item)
-    case .nodump: try NodumpFlag.clear(item)
-    case .cachedir: try CacheDirectoryTag.clear(item)
+    try perform(.remove, on: item)
+  }
+
+  /// What is done with a mark.
+  private enum Operation { case read, write, remove }
+
+  /// Sends `operation` to where this mark is kept: an extended attribute
+  /// (AttributeMarks.swift), the inode flag or the tag file. One switch over
+  /// two closed enums, which allocates nothing: a table of closures in its
+  /// place allocated a closure context on every call (`swift_allocObject`
+  /// in the release build's `Mechanism.mark`), once per entry and mechanism
+  /// in `mark -R`.
+  private func perform(
+    _ operation: Operation, on item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    switch (self, operation) {
+    case (.legacy, .read), (.resource, .read), (.xdg, .read): try isAttributeMarked(item)
+    case (.legacy, .write), (.resource, .write), (.xdg, .write): try markAttribute(item)
+    case (.legacy, .remove), (.resource, .remove), (.xdg, .remove): try clearAttribute(item)
+    case (.nodump, .read): try NodumpFlag.isMarked(item)
+    case (.nodump, .write): try NodumpFlag.mark(item)
+    case (.nodump, .remove): try NodumpFlag.clear(item)
+    case (.cachedir, .read): try CacheDirectoryTag.isMarked(item)
+    case (.cachedir, .write): try CacheDirectoryTag.mark(item)
+    case (.cachedir, .remove): try CacheDirectoryTag.clear(item)
     }
   }
 }
