@@ -167,7 +167,8 @@ extension CLITests {
       let swept = tree.directory("root/node_modules")
       tree.file("root/node_modules/x.js", String(repeating: "j", count: 12_000))
       setfattr(swept, .xdg)
-      setfattr(swept, "user.skipbackup.sweep", hex: hex("xdg node_modules".bytes))
+      // The record as a sweep writes it: in the attribute's name.
+      setfattr(swept, "user.skipbackup.sweep.xdg:node_modules", hex: "")
       let usage = try du(tree.path + "/root")
       #expect(
         (usage["by_rule"] as? [String: Int]) == ["node_modules": gnuDu("-B1", path: swept)],

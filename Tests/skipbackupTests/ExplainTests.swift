@@ -139,7 +139,8 @@ extension CLITests {
     @Test func theReportNamesMarksInheritanceAndTheSweepRule() throws {
       let tree = try TemporaryDirectory()
       let root = try markedTree(tree)
-      setfattr(root + "/xdg-dir", "user.skipbackup.sweep", hex: hex("xdg caches".bytes))
+      // The record as a sweep writes it: in the attribute's name.
+      setfattr(root + "/xdg-dir", "user.skipbackup.sweep.xdg:caches", hex: "")
       let explained = try explain(
         root, ["plain", "xdg-dir/sub/deep", "legacy-file", "cachedir-dir"])
       let plain = try #require(explained["plain"])
