@@ -268,7 +268,7 @@ private func openRoot(
       type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
       nameLength: path.bytes.count - ((path.bytes.lastIndex(of: 0x2F)).map { $0 + 1 } ?? 0),
       markedAncestorLength: nil))
-  guard decision != .skipChildren, type == .directory else { return (status.st_dev, nil) }
+  guard decision != .skipChildren, type.isDirectory else { return (status.st_dev, nil) }
   let opened = root.withCString { path in
     valueOrErrno {
       system_openat(
@@ -390,7 +390,7 @@ struct TreeWalker: ~Copyable {
 
     var type = Self.fileType(record.type)
     var otherFilesystem = false
-    if type == nil || (type == .directory && options.oneFileSystem) {
+    if type == nil || (type!.isDirectory && options.oneFileSystem) {
       // The listing did not say, or the directory may be a mount point: ask.
       var status = stat()
       let result = valueOrErrno {
@@ -399,7 +399,8 @@ struct TreeWalker: ~Copyable {
       switch result {
       case .success:
         type = FileType(rawValue: status.st_mode & S_IFMT)
-        otherFilesystem = options.oneFileSystem && type == .directory && status.st_dev != rootDevice
+        otherFilesystem =
+          options.oneFileSystem && type!.isDirectory && status.st_dev != rootDevice
       case .failure(.noSuchFileOrDirectory):
         vanish(record.name, in: parent, visited: false, parent.markedAncestorLength)
         return
@@ -425,7 +426,7 @@ struct TreeWalker: ~Copyable {
       vanish(record.name, in: parent, visited: false, parent.markedAncestorLength)
       return
     }
-    guard decision != .skipChildren, type == .directory, !otherFilesystem else { return }
+    guard decision != .skipChildren, type!.isDirectory, !otherFilesystem else { return }
 
     let markedAncestorLength =
       decision == .descendMarked ? path.count : parent.markedAncestorLength
@@ -490,7 +491,7 @@ struct TreeWalker: ~Copyable {
     var markedAncestorLength = entry.markedAncestorLength
     if !entry.visited {
       let otherFilesystem =
-        options.oneFileSystem && type == .directory && status.st_dev != rootDevice
+        options.oneFileSystem && type.isDirectory && status.st_dev != rootDevice
       let decision = entry.name.withUnsafeBufferPointer { name in
         visitor.visit(
           TreeEntry(
@@ -500,9 +501,9 @@ struct TreeWalker: ~Copyable {
             markedAncestorLength: entry.markedAncestorLength))
       }
       if decision == .vanished { return false }
-      guard decision != .skipChildren, type == .directory, !otherFilesystem else { return true }
+      guard decision != .skipChildren, type.isDirectory, !otherFilesystem else { return true }
       if decision == .descendMarked { markedAncestorLength = path.count }
-    } else if type != .directory {
+    } else if !type.isDirectory {
       return false  // what was walked as a directory is not one now
     }
     let opened = valueOrErrno {
@@ -516,15 +517,18 @@ struct TreeWalker: ~Copyable {
     return true
   }
 
+  /// The type a directory record's `d_type` says, or `nil` when it says
+  /// nothing (`DT_UNKNOWN`). The file types as the values of <sys/stat.h>,
+  /// as FileType+Kinds.swift says why.
   static func fileType(_ type: UInt8) -> FileType? {
     switch Int32(type) {
-    case Int32(DT_REG): .regular
-    case Int32(DT_DIR): .directory
-    case Int32(DT_LNK): .symbolicLink
-    case Int32(DT_FIFO): .fifo
-    case Int32(DT_SOCK): .socket
-    case Int32(DT_CHR): .characterSpecial
-    case Int32(DT_BLK): .blockSpecial
+    case Int32(DT_REG): FileType(rawValue: FileType.regularBits)
+    case Int32(DT_DIR): FileType(rawValue: FileType.directoryBits)
+    case Int32(DT_LNK): FileType(rawValue: 0o120000)
+    case Int32(DT_FIFO): FileType(rawValue: 0o010000)
+    case Int32(DT_SOCK): FileType(rawValue: 0o140000)
+    case Int32(DT_CHR): FileType(rawValue: 0o020000)
+    case Int32(DT_BLK): FileType(rawValue: 0o060000)
     default: nil
     }
   }

@@ -176,7 +176,7 @@ final class MarkingWorker: ReportingVisitor {
   /// is handled then).
   private func apply(_ entry: borrowing TreeEntry) -> TreeVisit {
     // A file met on the way gets the marks files can carry (no CACHEDIR.TAG).
-    let mechanisms = entry.depth > 0 && entry.type != .directory ? fileMechanisms : run.mechanisms
+    let mechanisms = entry.depth > 0 && !entry.type.isDirectory ? fileMechanisms : run.mechanisms
     if mechanisms.isEmpty { return .descend }
     let pathBytes = entry.pathBytes
     do {

@@ -160,7 +160,7 @@ final class SweepVisitor: ReportingVisitor {
       counts.otherFilesystem += 1
       return .skipChildren
     }
-    guard entry.type == .regular || entry.type == .directory else { return .descend }
+    guard entry.type.isRegularOrDirectory else { return .descend }
     switch run.mode {
     case .sweep: return sweep(entry)
     case .undo: return undo(entry)
@@ -170,7 +170,7 @@ final class SweepVisitor: ReportingVisitor {
   // MARK: - Sweep
 
   private func sweep(_ entry: borrowing TreeEntry) -> TreeVisit {
-    let isDirectory = entry.type == .directory
+    let isDirectory = entry.type.isDirectory
     let path = entry.pathBytes
     let name = entry.name
     // The fields of the parent's record are read in place: a copy of it

@@ -62,7 +62,7 @@ final class Reporter {
     _ mechanisms: MechanismSet, of entry: borrowing TreeEntry, sweepRecord: inout Bool
   ) -> MechanismSet? {
     sweepRecord = false
-    guard entry.type == .regular || entry.type == .directory else { return [] }
+    guard entry.type.isRegularOrDirectory else { return [] }
     do throws(SkipBackupError) {
       return try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
     } catch  where error.isNoSuchFile && entry.depth > 0 {

@@ -162,7 +162,7 @@ final class UsageVisitor: ReportingVisitor {
       }
     }
 
-    let descends = isDirectory && entry.type == .directory
+    let descends = isDirectory && entry.type.isDirectory
     if descends {
       let kind: Kind = !bits.isEmpty ? .excludedTop : (inherited ? .excludedInner : .included)
       chainPath.removeAll(keepingCapacity: true)
