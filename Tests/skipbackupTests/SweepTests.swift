@@ -160,6 +160,16 @@ extension CLITests {
           "user.skipbackup.sweep.resource:node_modules=0x",
         ], "\(getfattrDump(home + "/app/node_modules"))")
       #expect(recordNames(under: home) == [#"user.skipbackup.sweep.resource:node_modules="""#])
+
+      // A name after the prefix that does not parse is no sweep's record:
+      // undo, and clear, leave it.
+      let stranger = "user.skipbackup.sweep.not-a-record"
+      setfattr(home + "/app/node_modules", stranger, hex: "78")
+      #expect(sweep(["--undo"], home: home).status == 0)
+      #expect(peerMarks(home + "/app/node_modules").isEmpty)
+      #expect(skipbackup("clear", Argument(home + "/app/node_modules")).status == 0)
+      #expect(getfattr(home + "/app/node_modules", stranger) == [0x78])
+      #expect(recordNames(under: home) == [#"user.skipbackup.sweep.not-a-record="x""#])
     }
 
     @Test func aRecordInTheFirstFormIsStillHonouredAndTakenBack() throws {

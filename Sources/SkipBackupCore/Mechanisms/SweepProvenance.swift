@@ -138,9 +138,13 @@ public struct SweepProvenance: Hashable, Sendable {
     var inName: SweepProvenance?
     do {
       try ExtendedAttributes(of: item).forEachName { name in
-        guard isRecordName(name) else { return }
-        names.append(AttributeName(bytes: name)!)
-        if inName == nil { inName = SweepProvenance(attributeName: name) }
+        if isAttributeName(name) {
+          names.append(attributeName)
+        } else if let record = SweepProvenance(attributeName: name) {
+          // A name after the prefix that does not parse is no sweep's: left alone.
+          names.append(AttributeName(bytes: name)!)
+          if inName == nil { inName = record }
+        }
       }
     } catch  where error.errno == .notSupported {
       return ([], nil)
