@@ -65,6 +65,8 @@ extension CLITests {
         "getfattr", "-R", "-h", "--absolute-names", "-d", "-m", #"^user\.skipbackup\.sweep"#,
         Argument(root),
       ])
+      // An empty answer must mean no record, not a getfattr that failed.
+      #expect(result.status == 0, "\(result)")
       return result.lines.filter { $0.hasPrefix(Self.record) }
     }
 

@@ -183,11 +183,19 @@ public struct SweepProvenance: Hashable, Sendable {
   /// written when the item holds this record alone already, so that its
   /// ctime stays.
   ///
+  /// `holdingNoRecord`: the caller's own listing of the item's names, just
+  /// made, found no record, so the record is written without listing them
+  /// again (a first sweep of mkhome.py's home marks 1,005 items this way).
+  ///
   /// The corresponding C functions are `listxattr(2)`, `setxattr(2)` and
   /// `removexattr(2)`.
-  public func write(to item: FileItem) throws(SkipBackupError) {
+  public func write(to item: FileItem, holdingNoRecord: Bool = false) throws(SkipBackupError) {
     let attributes = ExtendedAttributes(of: item)
     let (name, value) = attribute
+    if holdingNoRecord {
+      try attributes.setValue(value, of: name)
+      return
+    }
     var others = try Self.listed(on: item).names
     var present = false
     if let index = others.firstIndex(of: name) {
@@ -212,9 +220,10 @@ public struct SweepProvenance: Hashable, Sendable {
   @discardableResult
   public static func remove(from item: FileItem) throws(SkipBackupError) -> Bool {
     do {
+      let attributes = ExtendedAttributes(of: item)
       var removed = false
-      for name in try listed(on: item).names {
-        if try ExtendedAttributes(of: item).removeValue(of: name) { removed = true }
+      for name in try listed(on: item).names where try attributes.removeValue(of: name) {
+        removed = true
       }
       return removed
     } catch  where error.errno == .notSupported || error.isRefusedForFileType {
@@ -235,8 +244,10 @@ package struct SweepItemState {
   /// value (the first form), which ``SweepProvenance/readValue(from:)`` reads.
   package var recordInValue = false
   /// Whether a sweep's record is there, in a name or in a value. Stored,
-  /// not computed: it is asked of every item of a sweep, across the module
-  /// boundary.
+  /// not computed, though it follows from the two above: it is asked of
+  /// every item of a sweep, across the module boundary, and computed (even
+  /// `@inlinable`) a repeat sweep of mkhome.py's home ran 55.5M user
+  /// instructions under callgrind against 54.2M stored.
   package var hasRecord = false
 }
 

@@ -152,10 +152,7 @@ final class StatusReport {
       if let sweepRule { line.path("sweep_rule", sweepRule) }
       output.write(line.finish())
     case .text:
-      // A StaticString: its bytes are copied at once, with no String to read.
-      let state: StaticString = excluded ? "[Excluded]    " : "[Included]    "
-      output.write(state)
-      output.write(path)
+      writeState(of: path, excluded: excluded)
       if verbose {
         var details: [String] = []
         if !marks.isEmpty { details.append("marked: " + marks.names.joined(separator: ", ")) }
@@ -175,10 +172,18 @@ final class StatusReport {
   /// The plain text line of an excluded item: what ``write(_:marks:inheritedFrom:sweepRule:)``
   /// prints for one without `-v`, whatever its marks.
   func writeExcluded(_ path: UnsafeBufferPointer<UInt8>) {
-    output.write("[Excluded]    " as StaticString)
-    output.write(path)
+    writeState(of: path, excluded: true)
     output.write(UInt8(ascii: "\n"))
     output.endRecord()
+  }
+
+  /// `[Excluded]    PATH` or `[Included]    PATH`, the start of a text line.
+  @inline(__always)
+  private func writeState(of path: some Collection<UInt8>, excluded: Bool) {
+    // A StaticString: its bytes are copied at once, with no String to read.
+    let state: StaticString = excluded ? "[Excluded]    " : "[Included]    "
+    output.write(state)
+    output.write(path)
   }
 }
 

@@ -31,8 +31,9 @@ final class RuleTable: Sendable {
       }
     }
     directoryRules = byLength.flatMap { $0 }
-    starts = byLength.reduce(into: [0]) { starts, rules in starts.append(starts.last! + rules.count)
-    }
+    var starts = [0]
+    for rules in byLength { starts.append(starts.last! + rules.count) }
+    self.starts = starts
     pathRules = paths
     gitignoreRule = gitignore
   }

@@ -272,7 +272,7 @@ final class SweepVisitor: ReportingVisitor {
       counts.alreadyMarked += 1
       return .skipChildren
     }
-    mark(entry, rule: candidate, isDirectory: isDirectory)
+    mark(entry, rule: candidate, isDirectory: isDirectory, holdingNoRecord: !state.hasRecord)
     return .skipChildren
   }
 
@@ -292,7 +292,10 @@ final class SweepVisitor: ReportingVisitor {
 
   /// Marks `entry` by `rule`: the record first, then the marks, so that an
   /// interrupted sweep never leaves a mark that looks like a hand mark.
-  private func mark(_ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool) {
+  /// `holdingNoRecord`: the entry's state, just read, shows no record.
+  private func mark(
+    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false
+  ) {
     let mechanisms = isDirectory ? run.mechanisms : run.fileMechanisms
     guard !mechanisms.isEmpty else {
       counts.skipped += 1
@@ -301,7 +304,8 @@ final class SweepVisitor: ReportingVisitor {
     let rule = table.rules[index]
     if !run.dryRun {
       do throws(SkipBackupError) {
-        try SweepProvenance(mechanisms: mechanisms, rule: rule.name).write(to: entry.item)
+        try SweepProvenance(mechanisms: mechanisms, rule: rule.name).write(
+          to: entry.item, holdingNoRecord: holdingNoRecord)
         try mechanisms.mark(entry.item)
       } catch {
         failed(entry, error)
