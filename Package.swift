@@ -28,6 +28,12 @@ let package = Package(
       name: "CXattr",
       linkerSettings: [.linkedLibrary("attr")]
     ),
+    // The C boundary of `skipbackup browse`: ncurses (libncurses-dev), whose
+    // static libraries keep the release tool one static binary.
+    .target(
+      name: "CNcurses",
+      linkerSettings: [.linkedLibrary("ncursesw"), .linkedLibrary("tinfo")]
+    ),
     // Attributes, mechanisms and the tree walk, with no Foundation, so that the
     // tool starts as fast as a C program.
     .target(
@@ -47,6 +53,7 @@ let package = Package(
       name: "skipbackup",
       dependencies: [
         "SkipBackupCore",
+        "CNcurses",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

@@ -361,6 +361,11 @@ package func system_sysconf(_ name: CInt) -> Int {
   mocked(.sysconf) { sysconf(name) }
 }
 
+/// The corresponding C function is `isatty(3)`.
+package func system_isatty(_ fd: CInt) -> CInt {
+  mocked(.isatty) { isatty(fd) }
+}
+
 /// The corresponding C function is `poll(2)`.
 package func system_poll(
   _ descriptors: UnsafeMutablePointer<pollfd>, _ count: Int, _ timeout: CInt

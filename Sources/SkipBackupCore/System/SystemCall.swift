@@ -19,6 +19,8 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case pthreadCreate = "pthread_create"
   case pthreadJoin = "pthread_join"
   case sysconf
+  // Whether `browse` has a terminal to draw on.
+  case isatty
   // Running git for sweep's gitignore rule (ChildProcess.swift).
   case pipe, waitpid
   case posixSpawn = "posix_spawn"
