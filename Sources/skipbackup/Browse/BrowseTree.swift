@@ -18,18 +18,15 @@ struct NodeFlags: OptionSet {
   static let excluded = NodeFlags(rawValue: 32)
 }
 
-/// The whole tree under ROOT, as the browser holds it: one entry per item,
-/// in arrays of plain values (a structure of arrays), so that 1,000,000
-/// items cost some 60 bytes each plus their names, and no object, pointer
-/// or reference count per item. Items are numbered; the root is 0.
-struct BrowseTree {
-  /// The root's path as given (trimmed of trailing slashes).
-  var rootPath: [UInt8]
+/// One column per fact of an item, as the walk finds them: what a walk
+/// thread records (``TreePart``) and what the tree holds for every item.
+struct NodeColumns {
   /// Every name, one after the other; an item's is `nameLength` bytes at
   /// `nameStart` (a name is at most 255 bytes, NAME_MAX).
   var names: [UInt8] = []
   var nameStart: [UInt32] = []
   var nameLength: [UInt8] = []
+  /// The parent's number; -1 for ROOT (in a ``TreePart``, `-2 - s` for stub `s`).
   var parent: [Int32] = []
   /// The item's own bytes (a directory's without its entries): disk usage,
   /// as du counts it; 0 for a hard link met before.
@@ -37,6 +34,53 @@ struct BrowseTree {
   /// The counted mechanisms that mark the item itself.
   var marks: [MechanismSet] = []
   var flags: [NodeFlags] = []
+
+  var count: Int { parent.count }
+
+  mutating func add(
+    name: UnsafeRawBufferPointer, parent: Int32, bytes: Int64, flags: NodeFlags
+  ) -> Int32 {
+    let index = Int32(self.parent.count)
+    nameStart.append(UInt32(names.count))
+    nameLength.append(UInt8(min(name.count, 255)))
+    names.append(contentsOf: name.prefix(255))
+    self.parent.append(parent)
+    ownBytes.append(bytes)
+    marks.append([])
+    self.flags.append(flags)
+    return index
+  }
+
+  /// Appends `other`'s items, numbered after these, with their parents
+  /// given by `parentOf`.
+  mutating func append(_ other: NodeColumns, parentOf: (Int32) -> Int32) {
+    let nameBase = UInt32(names.count)
+    names += other.names
+    nameStart += other.nameStart.lazy.map { $0 + nameBase }
+    nameLength += other.nameLength
+    parent += other.parent.lazy.map(parentOf)
+    ownBytes += other.ownBytes
+    marks += other.marks
+    flags += other.flags
+  }
+}
+
+/// The whole tree under ROOT, as the browser holds it: one entry per item,
+/// in arrays of plain values (a structure of arrays), so that 1,000,000
+/// items cost some 60 bytes each plus their names, and no object, pointer
+/// or reference count per item. Items are numbered; the root is 0. The
+/// columns of ``NodeColumns`` read as its own (`tree.flags`).
+@dynamicMemberLookup
+struct BrowseTree {
+  /// The root's path as given (trimmed of trailing slashes).
+  var rootPath: [UInt8]
+  var nodes = NodeColumns()
+
+  subscript<Column>(dynamicMember column: WritableKeyPath<NodeColumns, Column>) -> Column {
+    get { nodes[keyPath: column] }
+    set { nodes[keyPath: column] = newValue }
+  }
+
   /// Bytes under each item (itself included) on each side.
   var included: [Int64] = []
   var excludedBytes: [Int64] = []
@@ -55,15 +99,15 @@ struct BrowseTree {
   }
   var rootExclusion: RootExclusion?
 
-  var count: Int { parent.count }
+  var count: Int { nodes.count }
 
-  func isDirectory(_ node: Int32) -> Bool { flags[Int(node)].contains(.directory) }
-  func isExcluded(_ node: Int32) -> Bool { flags[Int(node)].contains(.excluded) }
+  func isDirectory(_ node: Int32) -> Bool { nodes.flags[Int(node)].contains(.directory) }
+  func isExcluded(_ node: Int32) -> Bool { nodes.flags[Int(node)].contains(.excluded) }
 
   /// The item's name (ROOT's is empty), without a copy.
   func name(_ node: Int32) -> ArraySlice<UInt8> {
-    let start = Int(nameStart[Int(node)])
-    return names[start..<start + Int(nameLength[Int(node)])]
+    let start = Int(nodes.nameStart[Int(node)])
+    return nodes.names[start..<start + Int(nodes.nameLength[Int(node)])]
   }
 
   func nameBytes(_ node: Int32) -> [UInt8] { Array(name(node)) }
@@ -74,34 +118,29 @@ struct BrowseTree {
 
   /// The item's path: ROOT as given, then the names down to it.
   func path(of node: Int32) -> [UInt8] {
-    var chain: [Int32] = []
-    var current = node
-    while current > 0 {
-      chain.append(current)
-      current = parent[Int(current)]
-    }
     var path = rootPath
-    for item in chain.reversed() {
+    for item in chain(to: node) {
       if path.last != 0x2F { path.append(0x2F) }
-      path += nameBytes(item)
+      path += name(item)
     }
     return path
   }
 
   /// The item's path below ROOT (`.` for ROOT itself), for the screen.
   func relativePath(of node: Int32) -> [UInt8] {
+    let names = chain(to: node).map(nameBytes)
+    return names.isEmpty ? [UInt8(ascii: ".")] : Array(names.joined(separator: [0x2F]))
+  }
+
+  /// The items from below ROOT down to `node`.
+  private func chain(to node: Int32) -> [Int32] {
     var chain: [Int32] = []
     var current = node
     while current > 0 {
       chain.append(current)
-      current = parent[Int(current)]
+      current = nodes.parent[Int(current)]
     }
-    var path: [UInt8] = []
-    for item in chain.reversed() {
-      if !path.isEmpty { path.append(0x2F) }
-      path += nameBytes(item)
-    }
-    return path.isEmpty ? [UInt8(ascii: ".")] : path
+    return chain.reversed()
   }
 
   /// The nearest item at or above `node` marked itself, or `nil` when what
@@ -109,8 +148,8 @@ struct BrowseTree {
   func markedAncestor(of node: Int32) -> Int32? {
     var current = node
     while current >= 0 {
-      if !marks[Int(current)].isEmpty { return current }
-      current = parent[Int(current)]
+      if !nodes.marks[Int(current)].isEmpty { return current }
+      current = nodes.parent[Int(current)]
     }
     return nil
   }
@@ -155,18 +194,19 @@ struct BrowseTree {
       let node = order[index]
       index += 1
       let excluded =
-        !marks[Int(node)].isEmpty
-        || (node == top ? parentExcluded : flags[Int(parent[Int(node)])].contains(.excluded))
+        !nodes.marks[Int(node)].isEmpty
+        || (node == top
+          ? parentExcluded : nodes.flags[Int(nodes.parent[Int(node)])].contains(.excluded))
       if excluded {
-        flags[Int(node)].insert(.excluded)
+        nodes.flags[Int(node)].insert(.excluded)
       } else {
-        flags[Int(node)].remove(.excluded)
+        nodes.flags[Int(node)].remove(.excluded)
       }
       order += entries(of: node)
     }
     for node in order.reversed() {
-      let own = ownBytes[Int(node)]
-      var sums: (Int64, Int64) = flags[Int(node)].contains(.excluded) ? (0, own) : (own, 0)
+      let own = nodes.ownBytes[Int(node)]
+      var sums: (Int64, Int64) = nodes.flags[Int(node)].contains(.excluded) ? (0, own) : (own, 0)
       for child in entries(of: node) {
         sums.0 += included[Int(child)]
         sums.1 += excludedBytes[Int(child)]
@@ -180,17 +220,21 @@ struct BrowseTree {
   /// Sets `node`'s marks and rule and brings every sum that depends on
   /// them up to date: its subtree's, then each directory's above it.
   mutating func update(_ node: Int32, marks newMarks: MechanismSet, rule: [UInt8]?) {
-    marks[Int(node)] = newMarks
+    nodes.marks[Int(node)] = newMarks
     rules[node] = rule
-    if rule != nil { flags[Int(node)].insert(.swept) } else { flags[Int(node)].remove(.swept) }
-    let above = parent[Int(node)]
+    if rule != nil {
+      nodes.flags[Int(node)].insert(.swept)
+    } else {
+      nodes.flags[Int(node)].remove(.swept)
+    }
+    let above = nodes.parent[Int(node)]
     let parentExcluded = above < 0 ? rootExclusion != nil : isExcluded(above)
     let delta = resum(node, parentExcluded: parentExcluded)
     var current = above
     while current >= 0 {
       included[Int(current)] += delta.included
       excludedBytes[Int(current)] += delta.excluded
-      current = parent[Int(current)]
+      current = nodes.parent[Int(current)]
     }
   }
 }

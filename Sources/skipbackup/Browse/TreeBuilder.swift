@@ -17,14 +17,7 @@ import SkipBackupCore
 /// below ROOT with a slash after each name (64 bits: a collision among a
 /// million directories has odds of about 1 in 10^7).
 struct TreePart {
-  var names: [UInt8] = []
-  var nameStart: [UInt32] = []
-  var nameLength: [UInt8] = []
-  /// The parent's number in this part, -1 for ROOT, or `-2 - s` for stub `s`.
-  var parent: [Int32] = []
-  var ownBytes: [Int64] = []
-  var marks: [MechanismSet] = []
-  var flags: [NodeFlags] = []
+  var nodes = NodeColumns()
   var rules: [Int32: [UInt8]] = [:]
   var problems: [Int32: String] = [:]
   /// Directories by the hash of their path below ROOT.
@@ -32,20 +25,6 @@ struct TreePart {
   var stubs: [UInt64] = []
   /// Directories that could not be opened or read, by path, with why.
   var failedPaths: [([UInt8], String)] = []
-
-  mutating func add(
-    name: UnsafeRawBufferPointer, parent: Int32, bytes: Int64, flags: NodeFlags
-  ) -> Int32 {
-    let index = Int32(self.parent.count)
-    nameStart.append(UInt32(names.count))
-    nameLength.append(UInt8(min(name.count, 255)))
-    names.append(contentsOf: name.prefix(255))
-    self.parent.append(parent)
-    ownBytes.append(bytes)
-    marks.append([])
-    self.flags.append(flags)
-    return index
-  }
 }
 
 /// FNV-1a over `bytes` and a slash, from `hash`.
@@ -112,7 +91,7 @@ final class TreeBuilder: ReportingVisitor {
     do throws(SkipBackupError) {
       status = try entry.item.status()
     } catch {
-      let node = part.add(
+      let node = part.nodes.add(
         name: name, parent: parentNode, bytes: 0,
         flags: flags.union(error.isNoSuchFile ? .vanished : .unreadable))
       if !error.isNoSuchFile { part.problems[node] = entry.located(error).description }
@@ -127,7 +106,7 @@ final class TreeBuilder: ReportingVisitor {
     {
       size = 0
     }
-    let node = part.add(name: name, parent: parentNode, bytes: size, flags: flags)
+    let node = part.nodes.add(name: name, parent: parentNode, bytes: size, flags: flags)
 
     // Every item's own marks, below a marked directory too: clearing that
     // directory in the browser shows what stays out without a new walk.
@@ -135,18 +114,18 @@ final class TreeBuilder: ReportingVisitor {
       var sweepRecord = false
       do throws(SkipBackupError) {
         let marks = try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
-        part.marks[Int(node)] = marks
+        part.nodes.marks[Int(node)] = marks
         if !marks.isEmpty && sweepRecord,
           let record = try? SweepProvenance.read(from: entry.item)
         {
           part.rules[node] = record.rule
-          part.flags[Int(node)].insert(.swept)
+          part.nodes.flags[Int(node)].insert(.swept)
         }
       } catch  where error.isNoSuchFile {
-        part.flags[Int(node)].insert(.vanished)
+        part.nodes.flags[Int(node)].insert(.vanished)
         return .skipChildren
       } catch {
-        part.flags[Int(node)].insert(.unreadable)
+        part.nodes.flags[Int(node)].insert(.unreadable)
         part.problems[node] = entry.located(error).description
       }
     }
@@ -203,19 +182,12 @@ extension BrowseTree {
     var total = 0
     for part in parts {
       bases.append(Int32(total))
-      total += part.parent.count
+      total += part.nodes.count
     }
     var directories: [UInt64: Int32] = [:]
     for (index, part) in parts.enumerated() {
       for (hash, node) in part.directories { directories[hash] = node + bases[index] }
     }
-    names.reserveCapacity(parts.reduce(0) { $0 + $1.names.count })
-    nameStart.reserveCapacity(total)
-    nameLength.reserveCapacity(total)
-    parent.reserveCapacity(total)
-    ownBytes.reserveCapacity(total)
-    marks.reserveCapacity(total)
-    flags.reserveCapacity(total)
     var failed: [([UInt8], String)] = []
     for index in parts.indices {
       let base = bases[index]
@@ -223,14 +195,7 @@ extension BrowseTree {
       let part = parts[index]
       parts[index] = TreePart()
       let stubs = part.stubs.map { directories[$0] ?? -1 }
-      let nameBase = UInt32(names.count)
-      names += part.names
-      nameStart += part.nameStart.lazy.map { $0 + nameBase }
-      nameLength += part.nameLength
-      parent += part.parent.lazy.map { $0 >= 0 ? $0 + base : ($0 == -1 ? -1 : stubs[Int(-2 - $0)]) }
-      ownBytes += part.ownBytes
-      marks += part.marks
-      flags += part.flags
+      nodes.append(part.nodes) { $0 >= 0 ? $0 + base : ($0 == -1 ? -1 : stubs[Int(-2 - $0)]) }
       for (node, rule) in part.rules { rules[node + base] = rule }
       for (node, problem) in part.problems { problems[node + base] = problem }
       failed += part.failedPaths
@@ -238,22 +203,22 @@ extension BrowseTree {
     // Only ROOT has no parent; a stub that matched nothing (which a path
     // hash collision could cause) puts its entries under ROOT.
     if count > 1 {
-      for index in 1..<count where parent[index] < 0 { parent[index] = 0 }
+      for index in 1..<count where nodes.parent[index] < 0 { nodes.parent[index] = 0 }
     }
     var counts = [Int32](repeating: 0, count: count + 1)
-    for index in 1..<max(count, 1) { counts[Int(parent[index]) + 1] += 1 }
+    for index in 1..<max(count, 1) { counts[Int(nodes.parent[index]) + 1] += 1 }
     for index in 0..<count { counts[index + 1] += counts[index] }
     childStart = counts
     children = [Int32](repeating: 0, count: max(count - 1, 0))
     var next = counts
     for index in 1..<max(count, 1) {
-      let owner = Int(parent[index])
+      let owner = Int(nodes.parent[index])
       children[Int(next[owner])] = Int32(index)
       next[owner] += 1
     }
     for (path, problem) in failed {
       guard let node = node(at: path) else { continue }
-      flags[Int(node)].insert(.unreadable)
+      nodes.flags[Int(node)].insert(.unreadable)
       problems[node] = problem
     }
   }

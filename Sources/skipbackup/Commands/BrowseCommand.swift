@@ -129,7 +129,7 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       root: root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem), visitors: builders)
     progress.erase()
     let parts = builders.map { $0.takePart() }
-    guard !parts[0].parent.isEmpty else {
+    guard parts[0].nodes.count > 0 else {
       // ROOT itself could not be looked at.
       if let failure = parts[0].failedPaths.first {
         diagnostics.report(failure.1)
@@ -138,7 +138,7 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       }
       return nil
     }
-    guard parts[0].flags[0].contains(.directory) else {
+    guard parts[0].nodes.flags[0].contains(.directory) else {
       diagnostics.report(
         "\(root.escapedDescription): not a directory; browse shows a directory's entries")
       return nil
