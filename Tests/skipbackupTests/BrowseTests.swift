@@ -208,8 +208,8 @@ extension CLITests {
       }
       #expect(order == ["big/", "small/", "proj/"])
       // The totals of ROOT are du's.
-      let totals = try #require(screen.first { $0.contains("Here:") })
-      let numbers = totals.split(separator: " ").compactMap { Int64($0) }
+      let totals = try #require(screen.first { $0.contains("Backup here:") })
+      let numbers = totals.split { !$0.isNumber }.compactMap { Int64($0) }
       #expect(numbers.count == 2 && numbers[0] + numbers[1] == Self.du(root), "\(totals)")
       // The names with escape sequences changed nothing: row 0 is still the
       // title, nothing is red, no title was set.

@@ -233,21 +233,20 @@ struct BrowseScreen {
     put(0, 0, title.fitted(to: columns - 9), reverse)
     if columns >= 20 { put(0, columns - 8, ScreenText("? help"), reverse) }
 
-    // Row 1: the backup here and in all of ROOT.
+    // Row 1: the backup here and in all of ROOT, in 80 columns.
     let here = Int(directory)
     var totals = ScreenText(
-      " Here: \(size(tree.included[here])) backed up, "
-        + "\(size(tree.excludedBytes[here])) left out")
+      " Backup here: \(size(tree.included[here])), left out \(size(tree.excludedBytes[here]))")
     if directory != 0 {
       totals.append(
-        "   ROOT: \(size(tree.included[0])) backed up, "
-          + "\(size(tree.excludedBytes[0])) left out")
+        "   ROOT: \(size(tree.included[0])), left out \(size(tree.excludedBytes[0]))")
     }
     put(1, 0, totals.fitted(to: columns))
 
     // Row 2: the heads.
     let sizeWidth = exactBytes ? 13 : 10
-    let whyWidth = max(6, min(24, (columns - 26) / 3))
+    // 21 columns in 80, enough for `swept: node_modules`; 24 at most.
+    let whyWidth = max(6, min(24, (columns - 26) * 2 / 5))
     let nameColumn = 1 + sizeWidth + 1 + sizeWidth + 2 + whyWidth + 2
     let heads =
       ScreenText(" ") + ScreenText("Backed up").rightAligned(sizeWidth) + ScreenText(" ")
@@ -366,7 +365,7 @@ struct BrowseScreen {
       "",
       "To make the backup smaller: rows are sorted by backed-up size, largest",
       "first. Enter opens the selected directory, Backspace goes back up. m marks",
-      "the selected row: its bytes move to Left out and the totals on row 2 drop.",
+      "the selected row: its bytes move to Left out, and Backup (row 2) drops.",
       "",
       "  Up/Down k/j     select            PgUp/PgDn Home/End  by pages, to ends",
       "  Enter Right l   open a directory  Backspace Left h    up",

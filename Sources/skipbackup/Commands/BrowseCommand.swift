@@ -28,7 +28,9 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       change in place: nothing is walked again. Marking a directory with more backed-up bytes \
       than --confirm-above asks first.
 
-      Standard input and output must be a terminal. Exit status: 0 when quit with q, 1 when \
+      Standard input and output must be a terminal.
+
+      Exit status: 0 when quit with q, 1 when \
       standard output is not a terminal, the terminal cannot be driven, or ROOT cannot be \
       read, 64 for a usage error.
       """)
