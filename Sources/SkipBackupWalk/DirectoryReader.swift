@@ -1,3 +1,5 @@
+import SkipBackupMarks
+import SkipBackupSystem
 import CXattr
 
 #if canImport(Glibc)

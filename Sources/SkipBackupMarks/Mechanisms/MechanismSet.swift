@@ -1,3 +1,5 @@
+import SkipBackupSystem
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)

@@ -66,6 +66,6 @@ package enum OutputDescriptor {
   ///
   /// The corresponding C function is `close(2)`.
   package static func close(_ descriptor: CInt) -> Result<Void, Errno> {
-    system_close(descriptor) == 0 ? .success(()) : .failure(Errno(rawValue: Glibc.errno))
+    system_close(descriptor) == 0 ? .success(()) : .failure(Errno.current)
   }
 }

@@ -57,7 +57,7 @@ public struct AttributeName: Hashable, Sendable, CustomStringConvertible,
   }
 
   @inline(__always)
-  internal func withCString<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
+  package func withCString<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
     cString.withUnsafeBufferPointer { body($0.baseAddress!) }
   }
 }

@@ -232,7 +232,10 @@ package func system_realpath(
   _ path: UnsafePointer<CChar>, _ resolved: UnsafeMutablePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
   #if ENABLE_MOCKING
-    if mockedErrno(.realpath) != nil { return nil }
+    if let forced = mockedErrno(.realpath) {
+      Glibc.errno = forced.rawValue
+      return nil
+    }
   #endif
   return realpath(path, resolved)
 }
@@ -281,6 +284,44 @@ package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
 /// The corresponding C function is `umask(2)`.
 package func system_umask(_ mask: mode_t) -> mode_t {
   umask(mask)
+}
+
+/// The corresponding C function is `getenv(3)`.
+package func system_getenv(_ name: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
+  getenv(name)
+}
+
+/// The corresponding C function is `getcwd(3)`, which allocates the result
+/// when given no buffer; the caller frees it.
+package func system_getcwd() -> UnsafeMutablePointer<CChar>? {
+  #if ENABLE_MOCKING
+    if let forced = mockedErrno(.getcwd) {
+      Glibc.errno = forced.rawValue
+      return nil
+    }
+  #endif
+  return getcwd(nil, 0)
+}
+
+// MARK: - Terminal and time
+
+/// The corresponding C function is `isatty(3)`.
+package func system_isatty(_ fd: CInt) -> CInt {
+  isatty(fd)
+}
+
+/// The corresponding C function is `clock_gettime(2)`.
+package func system_clock_gettime(_ clock: clockid_t, _ time: UnsafeMutablePointer<timespec>)
+  -> CInt
+{
+  clock_gettime(clock, time)
+}
+
+/// The corresponding C function is `sigaction(2)`.
+package func system_sigaction(
+  _ signal: CInt, _ action: UnsafePointer<sigaction>?, _ old: UnsafeMutablePointer<sigaction>?
+) -> CInt {
+  mocked(.sigaction) { sigaction(signal, action, old) }
 }
 
 // MARK: - Threads
@@ -378,9 +419,18 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
   while true {
     let result = call()
     if result != -1 { return .success(result) }
-    let errno = Errno(rawValue: Glibc.errno)
+    let errno = Errno.current
     if errno != .interrupted { return .failure(errno) }
   }
+}
+
+extension Errno {
+  /// The calling thread's `errno`: the one place that reads the C variable.
+  package static var current: Errno { Errno(rawValue: Glibc.errno) }
+
+  /// The error number a call returns instead of setting `errno`
+  /// (`posix_spawn`, the `pthread` calls).
+  package init(returned code: CInt) { self.init(rawValue: code) }
 }
 
 // MARK: - Looking at an item to explain a refusal (issue 9)

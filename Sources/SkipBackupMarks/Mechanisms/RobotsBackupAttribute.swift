@@ -1,3 +1,5 @@
+import SkipBackupSystem
+
 /// The freedesktop.org "Common Extended Attributes" mark, ``Mechanism/xdg``:
 /// `user.xdg.robots.backup` set to `false`.
 ///

@@ -1,3 +1,5 @@
+import SkipBackupSystem
+
 /// The `isExcludedFromBackup` resource value of iOS 5.1 and later and macOS,
 /// ``Mechanism/resource``, as it is kept on disk: the attribute
 /// `com.apple.metadata:com_apple_backup_excludeItem`.

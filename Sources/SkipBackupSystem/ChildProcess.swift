@@ -46,7 +46,7 @@ package func runProgram(
   _ program: FilePath, arguments: [[UInt8]]
 ) throws(SkipBackupError) -> ProgramResult {
   func failure(_ call: SystemCall) -> SkipBackupError {
-    SkipBackupError(call, Errno(rawValue: errno), path: program)
+    SkipBackupError(call, Errno.current, path: program)
   }
   var outPipe: [CInt] = [-1, -1]
   var errPipe: [CInt] = [-1, -1]
@@ -81,7 +81,7 @@ package func runProgram(
     system_posix_spawn(&pid, path.baseAddress!, &actions, argv, environ)
   }
   guard spawned == 0 else {
-    throw SkipBackupError(.posixSpawn, Errno(rawValue: spawned), path: program)
+    throw SkipBackupError(.posixSpawn, Errno(returned: spawned), path: program)
   }
   _ = system_close(outPipe[1])
   outPipe[1] = -1

@@ -40,7 +40,7 @@ import SystemPackage
     /// Whether the `*xattrat` calls answered `ENOSYS`, kept per driver rather
     /// than for the process, so that a forced `ENOSYS` does not send every
     /// later test down the fallback.
-    internal var xattrAtIsMissing = false
+    package var xattrAtIsMissing = false
 
     private init() {}
 
@@ -77,7 +77,7 @@ import SystemPackage
     }
 
     /// The driver installed on the current thread, if any.
-    internal static var current: MockingDriver? {
+    package static var current: MockingDriver? {
       guard let pointer = pthread_getspecific(mockingKey) else { return nil }
       return Unmanaged<MockingDriver>.fromOpaque(pointer).takeUnretainedValue()
     }

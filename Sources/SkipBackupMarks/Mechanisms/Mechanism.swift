@@ -1,3 +1,5 @@
+import SkipBackupSystem
+
 /// A way to record that an item stays on the device but out of backups.
 ///
 /// Apple has two: iOS 5.0.1's ``legacy`` attribute (``MobileBackupAttribute``)

@@ -1,3 +1,4 @@
+import SkipBackupSystem
 import CXattr
 import SystemPackage
 

@@ -1,3 +1,4 @@
+import SkipBackupSystem
 import CXattr
 import SystemPackage
 
@@ -68,7 +69,7 @@ public struct FileItem: @unchecked Sendable {
 
   /// A tree walk's entry: `name` points into the walk's buffer and must
   /// outlive every use of the item.
-  internal init(borrowingEntry name: UnsafePointer<CChar>, in directory: CInt) {
+  package init(borrowingEntry name: UnsafePointer<CChar>, in directory: CInt) {
     self.init(base: .directory(directory), name: .borrowed(name), follows: false, shown: nil)
   }
 

@@ -18,7 +18,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case getrlimit, setrlimit
   case pthreadCreate = "pthread_create"
   case pthreadJoin = "pthread_join"
-  case sysconf
+  case sysconf, getcwd, sigaction
   // Running git for sweep's gitignore rule (ChildProcess.swift).
   case pipe, waitpid
   case posixSpawn = "posix_spawn"

@@ -1,3 +1,5 @@
+import SkipBackupSystem
+
 /// The three mechanisms kept in one extended attribute each: which
 /// attribute, which bytes a mark writes, which values count as a mark, and
 /// reading, marking and clearing for all three.

@@ -1,3 +1,4 @@
+import SkipBackupSystem
 import CXattr
 import SystemPackage
 
@@ -372,7 +373,7 @@ private func saveTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
   guard status.st_mode & S_IFMT == S_IFLNK else { return path }
   let resolved: Result<FilePath, Errno> = path.withCString { pointer in
     guard let canonical = system_realpath(pointer, nil) else {
-      return .failure(Errno(rawValue: Glibc.errno))
+      return .failure(Errno.current)
     }
     defer { free(canonical) }
     return .success(FilePath(platformString: canonical))

@@ -1,3 +1,4 @@
+import SkipBackupSystem
 import CXattr
 import Synchronization
 import SystemPackage

@@ -1,3 +1,5 @@
+import SkipBackupSystem
+
 /// iOS 5.0.1's mark, ``Mechanism/legacy``: the extended attribute
 /// `com.apple.MobileBackup` holding one byte, 1 (QA1719, listing 3).
 ///

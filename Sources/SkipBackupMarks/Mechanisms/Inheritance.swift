@@ -1,3 +1,4 @@
+import SkipBackupSystem
 import SystemPackage
 
 #if canImport(Glibc)
@@ -104,7 +105,7 @@ package func physicalParent(
 private func canonicalPath(_ path: [CChar], for item: FilePath) throws(SkipBackupError) -> [CChar] {
   let canonical = path.withUnsafeBufferPointer { system_realpath($0.baseAddress!, nil) }
   guard let canonical else {
-    throw SkipBackupError(.realpath, Errno(rawValue: errno), path: item)
+    throw SkipBackupError(.realpath, Errno.current, path: item)
   }
   defer { free(canonical) }
   return Array(UnsafeBufferPointer(start: canonical, count: strlen(canonical) + 1))
