@@ -49,7 +49,7 @@ struct DuCommand: ParsableCommand, MountPointHelp {
     help: ArgumentHelp(
       "How to print: text, for a person, or json, one JSON object a ROOT.",
       valueName: "text|json"))
-  var format: StatusCommand.Format = .text
+  var format: OutputFormat = .text
 
   @OptionGroup var quiet: QuietOption
 

@@ -21,10 +21,6 @@ struct StatusCommand: ParsableCommand {
       Exit status: 0 when every item was read, 1 when any could not be, 64 for a usage error.
       """)
 
-  enum Format: String, ExpressibleByArgument, CaseIterable {
-    case text, json
-  }
-
   @OptionGroup var mechanisms: MechanismOptions
   @OptionGroup var items: ItemOptions
 
@@ -32,7 +28,7 @@ struct StatusCommand: ParsableCommand {
     help: ArgumentHelp(
       "How to print each item: text, a line as tmutil prints it, or json, one JSON object a line.",
       valueName: "text|json"))
-  var format: Format = .text
+  var format: OutputFormat = .text
 
   @Flag(
     name: [.customShort("v"), .long],
@@ -137,12 +133,12 @@ private final class StatusVisitor: ReportingVisitor {
 
 /// Prints status lines, as text or JSON Lines.
 final class StatusReport {
-  let format: StatusCommand.Format
+  let format: OutputFormat
   let verbose: Bool
   let output = Output()
   private var line = JSONLine()
 
-  init(format: StatusCommand.Format, verbose: Bool) {
+  init(format: OutputFormat, verbose: Bool) {
     self.format = format
     self.verbose = verbose
   }
