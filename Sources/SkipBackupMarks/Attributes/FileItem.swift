@@ -75,7 +75,7 @@ public struct FileItem: @unchecked Sendable {
 
   /// The item at the C string `path`, which must outlive every use of the
   /// item.
-  internal init(borrowingPath path: UnsafePointer<CChar>, followSymbolicLinks: Bool = false) {
+  package init(borrowingPath path: UnsafePointer<CChar>, followSymbolicLinks: Bool = false) {
     self.init(
       base: .workingDirectory, name: .borrowed(path), follows: followSymbolicLinks, shown: nil)
   }

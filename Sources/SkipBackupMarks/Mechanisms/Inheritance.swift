@@ -47,24 +47,39 @@ extension MechanismSet {
   public func markedAncestor(
     of path: FilePath, followSymbolicLinks: Bool = false
   ) throws(SkipBackupError) -> FilePath? {
-    guard var directory = try physicalParent(of: path, followSymbolicLinks: followSymbolicLinks)
-    else { return nil }
-    // Up from the parent to `/`, cutting the canonical path at its slashes:
-    // bytes only, which keeps a one-file `check` as cheap as getfattr.
-    while true {
-      let marked = directory.withUnsafeBufferPointer { directory in
-        Result { () throws(SkipBackupError) in
-          try isMarked(FileItem(borrowingPath: directory.baseAddress!))
-        }
-      }
-      if try marked.get() {
-        return directory.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
-      }
-      let length = strlen(directory)
-      guard length > 1 else { return nil }
-      let slash = directory[..<length].lastIndex(of: 0x2F)!
-      directory[Swift.max(slash, 1)] = 0
+    var nearest: FilePath?
+    try forEachDirectory(above: path, followSymbolicLinks: followSymbolicLinks) {
+      directory throws(SkipBackupError) in
+      guard try isMarked(FileItem(borrowingPath: directory)) else { return true }
+      nearest = FilePath(platformString: directory)
+      return false
     }
+    return nearest
+  }
+}
+
+/// Calls `body` with each directory the item at `path` physically sits in,
+/// the nearest first, up to `/`, as a NUL-terminated canonical path, while
+/// `body` returns `true`.
+///
+/// The directories are cut from the canonical path of the item's parent at
+/// its slashes: bytes only, with no allocation per directory, which keeps a
+/// one-file `check` as cheap as getfattr.
+package func forEachDirectory(
+  above path: FilePath, followSymbolicLinks: Bool,
+  _ body: (UnsafePointer<CChar>) throws(SkipBackupError) -> Bool
+) throws(SkipBackupError) {
+  guard var directory = try physicalParent(of: path, followSymbolicLinks: followSymbolicLinks)
+  else { return }
+  while true {
+    let goesOn = directory.withUnsafeBufferPointer { directory in
+      Result { () throws(SkipBackupError) in try body(directory.baseAddress!) }
+    }
+    guard try goesOn.get() else { return }
+    let length = strlen(directory)
+    guard length > 1 else { return }
+    let slash = directory[..<length].lastIndex(of: 0x2F)!
+    directory[Swift.max(slash, 1)] = 0
   }
 }
 
@@ -103,10 +118,8 @@ package func physicalParent(
 
 /// `path` (NUL-terminated) with every symbolic link, `.` and `..` resolved.
 private func canonicalPath(_ path: [CChar], for item: FilePath) throws(SkipBackupError) -> [CChar] {
-  let canonical = path.withUnsafeBufferPointer { system_realpath($0.baseAddress!, nil) }
-  guard let canonical else {
-    throw SkipBackupError(.realpath, Errno.current, path: item)
+  switch path.withUnsafeBufferPointer({ resolvingPath($0.baseAddress!) }) {
+  case .success(let resolved): return resolved
+  case .failure(let errno): throw SkipBackupError(.realpath, errno, path: item)
   }
-  defer { free(canonical) }
-  return Array(UnsafeBufferPointer(start: canonical, count: strlen(canonical) + 1))
 }
