@@ -165,5 +165,43 @@ extension CLITests {
       let export = skipbackup("export", "--for", "restic", Argument(root))
       #expect(export.status == 0 && export.output.isEmpty, "\(export)")
     }
+
+    /// `mark --form smb` writes Samba's stream in its bytes, once; `clear`
+    /// takes every form away.
+    @Test func markInSambasFormAndClearEveryForm() throws {
+      let tree = try TemporaryDirectory()
+      let file = tree.file("f.txt")
+      let marked = skipbackup("mark", "-v", "-m", "apple", "--form", "smb", Argument(file))
+      #expect(marked.status == 0, "\(marked)")
+      #expect(
+        pythonGetxattr(file, ServerMark.smbResourceName)
+          == bytes(
+            fromHex: Names.resourceValueHex + "00"))
+      #expect(pythonGetxattr(file, ServerMark.smbLegacyName) == [1, 0])
+      #expect(getfattr(file, Names.resource) == nil)
+      #expect(getfattr(file, Names.legacy) == nil)
+      let ctime = changeTime(file)
+      let again = skipbackup("mark", "-v", "-m", "apple", "--form", "smb", Argument(file))
+      #expect(again.status == 0 && !again.output.contains("marked \(file)"), "\(again)")
+      #expect(changeTime(file) == ctime, "marking a marked item writes nothing")
+
+      let native = skipbackup("mark", "--form", "smb-native", Argument(file))
+      #expect(native.status == 0, "\(native)")
+      #expect(
+        pythonGetxattr(file, ServerMark.smbResourceNativeName)
+          == bytes(
+            fromHex: Names.resourceValueHex + "00"))
+      setfattr(file, .resource)
+      setfattr(file, .legacy)
+      setfattr(file, "user.DosStream.AFP_AfpInfo:$DATA", hex: "0100")
+      let cleared = skipbackup("clear", Argument(file))
+      #expect(cleared.status == 0, "\(cleared)")
+      #expect(getfattrDump(file).filter { $0.contains("apple") } == [])
+      #expect(getfattr(file, "user.DosStream.AFP_AfpInfo:$DATA") == [1, 0], "not a mark: it stays")
+      #expect(skipbackup("status", Argument(file)).output == "[Included]    \(file)\n")
+
+      let wrong = skipbackup("mark", "--form", "afp", Argument(file))
+      #expect(wrong.status == 64, "\(wrong)")
+    }
   }
 }

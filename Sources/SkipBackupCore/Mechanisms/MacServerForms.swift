@@ -230,4 +230,44 @@ extension MarkForm {
     }
     return labels
   }
+
+  /// Writes `mechanism`'s mark on `item` in this form; returns whether
+  /// anything was written (not when the form's attribute holds a mark already).
+  package func mark(_ mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool {
+    guard self != .local, let name = attributeName(for: mechanism),
+      let value = value(for: mechanism)
+    else { return try mechanism.mark(item) }
+    let attributes = ExtendedAttributes(of: item)
+    do {
+      try attributes.setValue(value, of: name, mode: .create)
+      return true
+    } catch  where error.errno == .fileExists {
+      if mechanism.presenceIsMark { return false }
+      if try SambaStream.legacy.isMark(on: item) { return false }
+      try attributes.setValue(value, of: name)
+      return true
+    }
+  }
+
+  /// Removes every Samba stream that keeps a mark of `mechanisms` on `item`
+  /// (a legacy stream only when it is a mark, as the local name): one
+  /// listing, and a removal for each stream listed. Returns whether one was
+  /// removed.
+  package static func clearSambaStreams(
+    _ mechanisms: MechanismSet, on item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    var streams: SambaStreams = []
+    do {
+      try ExtendedAttributes(of: item).forEachName { name in _ = streams.insert(named: name) }
+    } catch  where error.errno == .notSupported || error.isRefusedForFileType {
+      return false
+    }
+    var removed = false
+    for stream in streams.members where mechanisms.includes(stream.mechanism) {
+      if !stream.mechanism.presenceIsMark, try !stream.isMark(on: item) { continue }
+      removed =
+        try ExtendedAttributes(of: item).removeValue(of: AttributeName(stream.name)) || removed
+    }
+    return removed
+  }
 }

@@ -103,10 +103,28 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     try forEachMember { mechanism throws(SkipBackupError) in try mechanism.mark(item) }
   }
 
-  /// Clears each member's mark, as ``mark(_:)`` marks.
+  /// Marks with each member, legacy and resource in `form` (a Samba
+  /// server's stream for ``MarkForm/smb``), the others as ``mark(_:)`` does.
+  @discardableResult
+  public func mark(_ item: FileItem, form: MarkForm) throws(SkipBackupError) -> Bool {
+    try forEachMember { mechanism throws(SkipBackupError) in
+      try mechanism == .xdg || mechanism == .nodump || mechanism == .cachedir
+        ? mechanism.mark(item) : form.mark(mechanism, on: item)
+    }
+  }
+
+  /// Clears each member's mark, as ``mark(_:)`` marks, in every form it has
+  /// (``MarkForm``): for legacy and resource the Samba streams too, which
+  /// costs one more listing of the item's names.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try forEachMember { mechanism throws(SkipBackupError) in try mechanism.clear(item) }
+    var changed = try forEachMember { mechanism throws(SkipBackupError) in
+      try mechanism.clear(item)
+    }
+    if !isDisjoint(with: .apple) {
+      changed = try MarkForm.clearSambaStreams(self, on: item) || changed
+    }
+    return changed
   }
 
   /// The members whose mark `item` carries: the walk's hot path, without an
