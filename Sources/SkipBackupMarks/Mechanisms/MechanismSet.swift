@@ -105,10 +105,28 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     try forEachMember { mechanism throws(SkipBackupError) in try mechanism.mark(item) }
   }
 
-  /// Clears each member's mark, as ``mark(_:)`` marks.
+  /// Marks with each member, legacy and resource in `form` (a Samba
+  /// server's stream for ``MarkForm/smb``), the others as ``mark(_:)`` does.
+  @discardableResult
+  public func mark(_ item: FileItem, form: MarkForm) throws(SkipBackupError) -> Bool {
+    try forEachMember { mechanism throws(SkipBackupError) in
+      try mechanism == .xdg || mechanism == .nodump || mechanism == .cachedir
+        ? mechanism.mark(item) : form.mark(mechanism, on: item)
+    }
+  }
+
+  /// Clears each member's mark, as ``mark(_:)`` marks, in every form it has
+  /// (``MarkForm``): for legacy and resource the Samba streams too, which
+  /// costs one more listing of the item's names.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try forEachMember { mechanism throws(SkipBackupError) in try mechanism.clear(item) }
+    var changed = try forEachMember { mechanism throws(SkipBackupError) in
+      try mechanism.clear(item)
+    }
+    if !isDisjoint(with: .apple) {
+      changed = try MarkForm.clearSambaStreams(self, on: item) || changed
+    }
+    return changed
   }
 
   /// The members whose mark `item` carries: the walk's hot path, without an
@@ -136,10 +154,17 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
       // permission on the inode, which a listing does not: on the
       // 200,000-file tree `status -R -m resource` took 175.7 ms that way and
       // takes 158.0 ms with the listing (hyperfine, 15 runs).
-      let listed = try Self.listedAttributeMarks(of: item, sweepRecord: &sweepRecord)
-        .intersection(attributeMembers)
+      var streams: SambaStreams = []
+      let listed = try Self.listedAttributeMarks(
+        of: item, sweepRecord: &sweepRecord, sambaStreams: &streams
+      ).intersection(attributeMembers)
       marks = listed.intersection(.resource)  // present is marked
-      if listed.contains(.legacy), try Mechanism.legacy.isAttributeMarked(item) {
+      // A Mac's mark as a Linux Samba server keeps it (MacServerForms.swift):
+      // known from the same listing, so a tree without those names pays nothing.
+      if !streams.isEmpty { marks.formUnion(try streams.marks(for: attributeMembers, on: item)) }
+      if listed.contains(.legacy), !marks.contains(.legacy),
+        try Mechanism.legacy.isAttributeMarked(item)
+      {
         marks.insert(.legacy)
       }
       if listed.contains(.xdg), try Mechanism.xdg.isAttributeMarked(item) { marks.insert(.xdg) }
@@ -150,21 +175,24 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   }
 
   /// The attribute mechanisms whose attribute the item has, whatever its
-  /// value, and whether a sweep's record is among the names.
+  /// value, the Samba streams that may hold a Mac's mark, and whether a
+  /// sweep's record is among the names.
   private static func listedAttributeMarks(
-    of item: FileItem, sweepRecord: inout Bool
+    of item: FileItem, sweepRecord: inout Bool, sambaStreams: inout SambaStreams
   ) throws(SkipBackupError) -> MechanismSet {
     do {
       var listed: MechanismSet = []
       var record = false
+      var streams: SambaStreams = []
       try ExtendedAttributes(of: item).forEachName { name in
         if let mechanism = Mechanism.attributeMechanism(named: name) {
           listed.insert(MechanismSet(mechanism))
-        } else if SweepProvenance.isRecordName(name) {
+        } else if !streams.insert(named: name), SweepProvenance.isRecordName(name) {
           record = true
         }
       }
       sweepRecord = record
+      sambaStreams = streams
       return listed
     } catch  where error.errno == .notSupported {
       sweepRecord = false

@@ -266,10 +266,13 @@ package struct SweepStateReader: Sendable {
   package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
     var state = SweepItemState()
     var listed: MechanismSet = []
+    var streams: SambaStreams = []
     do {
       try ExtendedAttributes(of: item).forEachName { name in
         if let mechanism = Mechanism.attributeMechanism(named: name) {
           listed.insert(MechanismSet(mechanism))
+        } else if streams.insert(named: name) {
+          // A Mac's mark as Samba keeps it (MacServerForms.swift).
         } else if let record = SweepProvenance(attributeName: name) {
           if state.record == nil { state.record = record }
           state.hasRecord = true
@@ -291,6 +294,9 @@ package struct SweepStateReader: Sendable {
       for mechanism in [Mechanism.legacy, .xdg] where listed.includes(mechanism) {
         if try mechanism.isAttributeMarked(item) { state.marks.insert(MechanismSet(mechanism)) }
       }
+    }
+    if !streams.isEmpty {
+      state.marks.formUnion(try streams.marks(for: mechanisms.intersection(.all), on: item))
     }
     if mechanisms.contains(.nodump), try NodumpFlag.isMarked(item) { state.marks.insert(.nodump) }
     if mechanisms.contains(.cachedir), try CacheDirectoryTag.isMarked(item) {

@@ -76,7 +76,10 @@ struct StatusCommand: ParsableCommand {
             from: FileItem(path: path, followSymbolicLinks: items.dereference))?.rule
         report.write(
           path.bytes, marks: status.marks, inheritedFrom: status.inheritedFrom?.bytes,
-          sweepRule: rule)
+          sweepRule: rule,
+          forms: report.forms(
+            of: FileItem(path: path, followSymbolicLinks: items.dereference),
+            marks: status.marks))
       } catch {
         run.diagnostics.report(error, after: report.output)
       }
@@ -126,7 +129,9 @@ private final class StatusVisitor: ReportingVisitor {
     let rule =
       marks.isEmpty || !(report.verbose || report.format == .json)
       ? nil : (try? SweepProvenance.read(from: entry.item))?.rule
-    report.write(entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom, sweepRule: rule)
+    report.write(
+      entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom, sweepRule: rule,
+      forms: report.forms(of: entry.item, marks: marks))
     return marks.isEmpty ? .descend : .descendMarked
   }
 }
@@ -145,7 +150,7 @@ final class StatusReport {
 
   func write(
     _ path: some Collection<UInt8>, marks: MechanismSet, inheritedFrom: [UInt8]?,
-    sweepRule: [UInt8]? = nil
+    sweepRule: [UInt8]? = nil, forms: [String] = []
   ) {
     let excluded = !marks.isEmpty || inheritedFrom != nil
     switch format {
@@ -160,6 +165,7 @@ final class StatusReport {
       if verbose {
         var details: [String] = []
         if !marks.isEmpty { details.append("marked: " + marks.names.joined(separator: ", ")) }
+        if !forms.isEmpty { details.append("found as " + forms.joined(separator: " and ")) }
         if let sweepRule {
           details.append("by sweep rule " + String(escapingForDisplay: sweepRule))
         }
@@ -171,6 +177,13 @@ final class StatusReport {
       output.write(UInt8(ascii: "\n"))
     }
     output.endRecord()
+  }
+
+  /// Where a Mac's mark on `item` is kept when a Samba stream holds it
+  /// (MarkForm), for -v's text: read for marked items only.
+  func forms(of item: FileItem, marks: MechanismSet) -> [String] {
+    guard verbose && format == .text && !marks.isDisjoint(with: .apple) else { return [] }
+    return (try? MarkForm.labels(of: item, mechanisms: marks)) ?? []
   }
 
   /// The plain text line of an excluded item: what ``write(_:marks:inheritedFrom:sweepRule:)``
