@@ -565,6 +565,68 @@ extension CLITests {
       #expect(again.output.contains("git no longer ignores it"), "\(again)")
     }
 
+    /// Issue 24, 1: a repository's own configuration names programs
+    /// (`core.fsmonitor` is the reproduction; hooks, filters, a pager,
+    /// includes beside it), and the caller's environment points git
+    /// elsewhere; the gitignore rule runs none of them, and still marks
+    /// what git ignores. Root with `safe.directory=*` on another user's
+    /// repository too.
+    @Test func aRepositorysConfigurationRunsNothing() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      let repo = home + "/repo"
+      tree.file("home/repo/.gitignore", "*.log\n")
+      tree.file("home/repo/.gitattributes", "* filter=evil diff=evil\n")
+      tree.file("home/repo/run.log")
+      tree.file("home/repo/keep.txt")
+      #expect(run(["git", "init", "-q", Argument(repo)]).status == 0)
+      let pwned = tree.path + "/PWNED"
+      let command = "touch \(pwned); echo"
+      let settings = [
+        ("core.fsmonitor", command), ("core.pager", command), ("pager.ls-files", "true"),
+        ("filter.evil.clean", command), ("filter.evil.smudge", command),
+        ("filter.evil.process", command), ("diff.evil.textconv", command),
+        ("core.sshCommand", command),
+        ("include.path", tree.file("included", "[core]\n\tfsmonitor = \(command)\n")),
+      ]
+      for (key, value) in settings {
+        #expect(
+          run(["git", "-C", Argument(repo), "config", "--add", Argument(key), Argument(value)])
+            .status == 0)
+      }
+      for hook in [
+        "post-index-change", "pre-commit", "reference-transaction", "fsmonitor-watchman",
+      ] {
+        let path = tree.file("home/repo/.git/hooks/" + hook, "#!/bin/sh\ntouch \(pwned)\n")
+        chmod(path, 0o755)
+      }
+      let rules = tree.file("rules", "gitignore\n")
+      let hostile = [
+        "GIT_DIR": tree.path + "/nowhere", "GIT_WORK_TREE": tree.path,
+        "GIT_CONFIG_PARAMETERS": "'core.fsmonitor'='\(command)'",
+        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": command, "GIT_EXEC_PATH": tree.path + "/nowhere",
+      ]
+      let result = sweep(
+        ["--rules", rules, "--no-builtin-rules"], home: home, environment: hostile)
+      #expect(result.status == 0, "\(result)")
+      #expect(markedItems(home) == ["repo/run.log"])
+      #expect(access(pwned, F_OK) != 0, "a repository's configuration ran a program")
+
+      // Root, sweeping another user's repository, where the user's own
+      // configuration trusts every directory.
+      #expect(skipbackup("clear", "-R", Argument(home)).status == 0)
+      #expect(run(["chown", "-R", "nobody:nogroup", Argument(repo)]).status == 0)
+      let gitHome = tree.directory("githome")
+      tree.file("githome/.gitconfig", "[safe]\n\tdirectory = *\n")
+      let asRoot = sweep(
+        ["--rules", rules, "--no-builtin-rules", home], home: home,
+        environment: ["HOME": gitHome])
+      #expect(asRoot.status == 0, "\(asRoot)")
+      #expect(markedItems(home) == ["repo/run.log"])
+      #expect(access(pwned, F_OK) != 0, "a repository's configuration ran a program as root")
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

@@ -278,6 +278,15 @@ package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
   mocked(.fchown) { fchown(fd, owner, group) }
 }
 
+/// A pipe whose two ends are closed on exec from the start, so that no
+/// other child (another walk thread may be starting one) inherits them:
+/// `pipe` and then `fcntl` left a window between the two.
+///
+/// The corresponding C function is `pipe2(2)`.
+package func system_pipe2(_ fds: UnsafeMutablePointer<CInt>, _ flags: CInt) -> CInt {
+  mocked(.pipe2) { cxattr_pipe2(fds, flags) }
+}
+
 /// The corresponding C function is `umask(2)`.
 package func system_umask(_ mask: mode_t) -> mode_t {
   umask(mask)

@@ -20,7 +20,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case pthreadJoin = "pthread_join"
   case sysconf
   // Running git for sweep's gitignore rule (ChildProcess.swift).
-  case pipe, waitpid
+  case pipe2, waitpid
   case posixSpawn = "posix_spawn"
 
   /// The C function's name, as messages show it: `lsetxattr`,
