@@ -237,6 +237,13 @@ package func system_realpath(
   return realpath(path, resolved)
 }
 
+/// The corresponding C function is `readlinkat(2)`.
+package func system_readlinkat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<CChar>, _ size: Int
+) -> Int {
+  mocked(.readlinkat) { readlinkat(dirfd, path, buffer, size) }
+}
+
 // MARK: - Inode flags (chattr)
 
 /// The corresponding C function is `ioctl(2)` with `FS_IOC_GETFLAGS`, through
