@@ -627,6 +627,43 @@ extension CLITests {
       #expect(access(pwned, F_OK) != 0, "a repository's configuration ran a program as root")
     }
 
+    /// Issue 24, 3: a group member plants a sweep record on the owner's
+    /// hand-marked file; neither the owner's `--undo` nor a sweep takes
+    /// the owner's nodump flag and xdg mark away. A record on an item only
+    /// its owner may write is still honoured.
+    @Test func aRecordOthersMayHaveWrittenTakesNothingBack() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let home = tree.directory("home")
+      let notes = tree.file("home/notes")
+      #expect(run(["chgrp", "nogroup", Argument(notes)]).status == 0)
+      chmod(notes, 0o664)
+      #expect(skipbackup("mark", "-m", "nodump,xdg", Argument(notes)).status == 0)
+      let forged = run(
+        ["setfattr", "-n", "user.skipbackup.sweep.nodump,xdg:forged", Argument(notes)],
+        asNobody: true)
+      #expect(forged.status == 0, "\(forged)")
+      #expect(recordOf(notes) == "nodump,xdg forged")
+      func nodump() -> Bool {
+        run(["lsattr", "-d", Argument(notes)]).output.prefix(while: { $0 != " " }).contains("d")
+      }
+
+      for arguments in [["--undo"], []] {
+        let result = sweep(arguments + [home], home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(peerMarks(notes) == [.xdg], "\(arguments)")
+        #expect(nodump(), "\(arguments)")
+      }
+      let undo = sweep(["--undo", "-v", home], home: home)
+      #expect(undo.output.contains("\(notes)    (left as it is: others may write it"), "\(undo)")
+
+      // Only the owner may write it now: the same record is honoured.
+      chmod(notes, 0o644)
+      #expect(sweep(["--undo", home], home: home).status == 0)
+      #expect(peerMarks(notes).isEmpty)
+      #expect(!nodump())
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

@@ -1,6 +1,10 @@
 import SkipBackupCore
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// What every walk thread of a sweep shares: the rules, what to write, how
 /// to report. Nothing in it changes during the walk but the git index,
 /// which has its own lock.
@@ -195,8 +199,11 @@ final class SweepVisitor: ReportingVisitor {
       failed(entry, error)
       return .skipChildren
     }
+    // A record on an item others may write may be forged: its marks are
+    // then as good as hand marks (docs/sweep.md, "What a record proves").
+    let hasRecord = state.hasRecord && recordIsTrusted(entry)
     // Nearly every item: no rule, no record.
-    if !state.hasRecord && candidate == nil {
+    if !hasRecord && candidate == nil {
       return state.marks.isEmpty ? .descend : .skipChildren
     }
 
@@ -204,7 +211,7 @@ final class SweepVisitor: ReportingVisitor {
       table.keeps.isEmpty
       ? nil : table.keep(covering: absolutePath(path), isDirectory: isDirectory)
     var marks = state.marks
-    if state.hasRecord {
+    if hasRecord {
       let record: SweepProvenance?
       do {
         // The record came with the names, but for one in a value (the
@@ -274,6 +281,19 @@ final class SweepVisitor: ReportingVisitor {
     }
     mark(entry, rule: candidate, isDirectory: isDirectory, holdingNoRecord: !state.hasRecord)
     return .skipChildren
+  }
+
+  /// Whether the entry's record can only be its owner's doing (or a
+  /// privileged process's): no one else may write the item, so no one
+  /// else can have set its attributes. The group write bit is the ACL's
+  /// mask where the item has an ACL, so a named user granted write shows
+  /// there too. A group member who planted `user.skipbackup.sweep.nodump,xdg:x`
+  /// on the owner's file made the owner's `--undo` clear the owner's own
+  /// nodump flag and xdg mark (issue 24, 3). Asked only of items that have
+  /// a record (one `fstatat` each).
+  private func recordIsTrusted(_ entry: borrowing TreeEntry) -> Bool {
+    guard let status = try? entry.item.status() else { return false }
+    return status.st_mode & (S_IWGRP | S_IWOTH) == 0
   }
 
   /// The path rule, or else the gitignore rule, that names the entry
@@ -366,6 +386,14 @@ final class SweepVisitor: ReportingVisitor {
       return failed(entry, error) ? .skipChildren : .descend
     }
     guard let record else { return .descend }
+    guard recordIsTrusted(entry) else {
+      counts.skipped += 1
+      report(
+        entry.pathBytes, excluded: true, marks: record.mechanisms, rule: record.rule,
+        reason: "left as it is: others may write it, so its record may not be a sweep's",
+        size: nil)
+      return .descend
+    }
     _ = takeBack(entry, record, because: "sweep undone: rule \(record.ruleName)")
     return .descend
   }
