@@ -664,6 +664,40 @@ extension CLITests {
       #expect(!nodump())
     }
 
+    /// Issue 24, 6: git giving no answer (a corrupt index: exit 128) is
+    /// not git no longer ignoring, and a ROOT below the work tree's top
+    /// asks git there: neither takes back a mark git still wants.
+    @Test func gitGivingNoAnswerOrARootBelowTheTopTakesNothingBack() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/repo/.gitignore", "*.log\n")
+      tree.file("home/repo/keep.txt")
+      tree.file("home/repo/run.log")
+      tree.file("home/repo/src/main.c")
+      tree.file("home/repo/src/build.log")
+      #expect(run(["git", "init", "-q", Argument(home + "/repo")]).status == 0)
+      let rules = tree.file("rules", "gitignore\n")
+      let swept: Set = ["repo/run.log", "repo/src/build.log"]
+      #expect(sweep(["--rules", rules, "--no-builtin-rules"], home: home).status == 0)
+      #expect(markedItems(home) == swept)
+
+      for root in [home + "/repo/src", home + "/repo/src/"] {
+        let below = sweep(["--rules", rules, "--no-builtin-rules", "-v", root], home: home)
+        #expect(below.status == 0, "\(below)")
+        #expect(markedItems(home) == swept, "\(root): \(below)")
+      }
+
+      let index = home + "/repo/.git/index"
+      FileManager.default.createFile(atPath: index, contents: Data("garbage".utf8))
+      let unanswered = sweep(["--rules", rules, "--no-builtin-rules"], home: home)
+      #expect(unanswered.status == 1, "\(unanswered)")
+      #expect(unanswered.errors.contains("git ls-files could not say what git ignores here"))
+      #expect(markedItems(home) == swept, "\(unanswered)")
+      unlink(index)
+      #expect(sweep(["--rules", rules, "--no-builtin-rules"], home: home).status == 0)
+      #expect(markedItems(home) == swept)
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

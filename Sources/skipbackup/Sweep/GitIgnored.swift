@@ -15,6 +15,11 @@ final class GitIgnored: Sendable {
   let git: FilePath
   private let names = Mutex<[[UInt8]: Set<[UInt8]>]>([:])
   private let any = Atomic<Bool>(false)
+  /// The directories git was asked about and gave no answer for (exit
+  /// 128 on an index.lock, a repository it distrusts): what it ignores
+  /// below them is unknown, which is not "nothing".
+  private let unanswered = Mutex<[[UInt8]]>([])
+  private let anyUnanswered = Atomic<Bool>(false)
 
   init(git: FilePath) {
     self.git = git
@@ -86,9 +91,12 @@ final class GitIgnored: Sendable {
     let result: ProgramResult
     switch run {
     case .success(let value): result = value
-    case .failure(let error): return error.description
+    case .failure(let error):
+      noAnswer(top)
+      return error.description
     }
     guard result.status == 0 else {
+      noAnswer(top)
       let said = result.errorOutput.split(separator: UInt8(ascii: "\n")).first.map {
         String(escapingForDisplay: $0)
       }
@@ -117,6 +125,39 @@ final class GitIgnored: Sendable {
     }
     any.store(true, ordering: .releasing)
     return nil
+  }
+
+  private func noAnswer(_ top: [UInt8]) {
+    unanswered.withLock { $0.append(top) }
+    anyUnanswered.store(true, ordering: .releasing)
+  }
+
+  /// Whether the directory at `path` is at or below one git gave no answer for.
+  func isUnanswered(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard anyUnanswered.load(ordering: .acquiring) else { return false }
+    return unanswered.withLock { tops in
+      tops.contains { top in
+        path.starts(with: top) && (path.count == top.count || path[top.count] == UInt8(ascii: "/"))
+      }
+    }
+  }
+
+  /// Whether the directory at the absolute path `path` lies inside a git
+  /// work tree that starts above it: some directory above holds `.git`.
+  /// Then a sweep of it asks git there (git answers for what is below the
+  /// directory it runs in), or the records of what git ignores would be
+  /// taken for marks git no longer wants.
+  static func isInsideWorkTree(_ path: [UInt8]) -> Bool {
+    var parent = path
+    while let slash = parent.lastIndex(of: UInt8(ascii: "/")) {
+      parent.removeSubrange(slash...)
+      let candidate = FilePath(
+        platformString: (parent + Array("/.git".utf8)).map { CChar(bitPattern: $0) } + [0])
+      if (try? FileItem(path: candidate, followSymbolicLinks: false).status()) != nil {
+        return true
+      }
+    }
+    return false
   }
 
   /// The names git ignores in the directory at `path`, or `nil` for none.

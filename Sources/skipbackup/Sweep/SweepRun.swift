@@ -63,8 +63,11 @@ final class SweepRoot: Sendable {
   let pathRuleDirectoryLengths: [Bool]
   /// A path rule that names the ROOT itself.
   let rootRule: Int?
+  /// Whether the ROOT lies inside a git work tree whose top is above it.
+  let insideWorkTree: Bool
 
-  init(walked: [UInt8], canonical: [UInt8], table: RuleTable) {
+  init(walked: [UInt8], canonical: [UInt8], table: RuleTable, insideWorkTree: Bool = false) {
+    self.insideWorkTree = insideWorkTree
     walkedLength = walked == [UInt8(ascii: "/")] ? 0 : walked.count
     canonicalPrefix = canonical == [UInt8(ascii: "/")] ? [] : canonical
     var byDirectory: [[UInt8]: [(name: [UInt8], rule: Int)]] = [:]
@@ -122,6 +125,8 @@ final class SweepVisitor: ReportingVisitor {
     var listing: DirectoryListing?
     var pathRules: [(name: [UInt8], rule: Int)] = []
     var ignored: Set<[UInt8]>?
+    /// git was asked about this directory (or one above) and gave no answer.
+    var gitUnanswered = false
   }
 
   init(run: SweepRun, progress: Progress) {
@@ -147,10 +152,14 @@ final class SweepVisitor: ReportingVisitor {
       }
     }
     if let git = run.git {
-      if listing.contains(Self.gitDirectory), let failure = git.scan(workTree: Array(path)) {
-        reporter.report("\(failure); the gitignore rule is left out there")
+      // Depth 1: the ROOT's own entries.
+      let asks = listing.contains(Self.gitDirectory) || (depth == 1 && root?.insideWorkTree == true)
+      if asks, let failure = git.scan(workTree: Array(path)) {
+        reporter.report(
+          "\(failure); the gitignore rule is left out there, and its marks are left as they are")
       }
       directory.ignored = git.ignored(in: path)
+      directory.gitUnanswered = git.isUnanswered(path)
     }
     entriesNamed[depth] = !directory.pathRules.isEmpty || directory.ignored != nil
     directories[depth] = directory
@@ -239,7 +248,9 @@ final class SweepVisitor: ReportingVisitor {
             item: entry.item, isDirectory: isDirectory, name: name,
             siblings: depth > 0 ? directories[depth].listing : nil,
             absolutePath: absolutePath(path),
-            isIgnored: depth > 0 && directories[depth].ignored?.contains(Array(name)) == true)
+            // A ROOT's parent is not asked, nor a directory git gave no answer for.
+            isIgnored: depth == 0 || directories[depth].gitUnanswered
+              ? nil : directories[depth].ignored?.contains(Array(name)) == true)
           (applies, reason) = table.applies(ruleNamed: record.rule, to: facts)
         }
         if applies {
