@@ -39,20 +39,22 @@ package func findProgram(_ name: String) -> FilePath? {
 /// Runs `program` with `arguments`, its standard input `/dev/null`, and
 /// collects what it writes on standard output and standard error, both
 /// read as they come (a `poll` loop), so that neither pipe fills up.
+/// `environment` (`NAME=value` each) is all the program gets: nothing of
+/// this process's own environment is passed on.
 ///
-/// The corresponding C functions are `pipe(2)`, `posix_spawn(3)`,
+/// The corresponding C functions are `pipe2(2)`, `posix_spawn(3)`,
 /// `poll(2)` and `waitpid(2)`.
 package func runProgram(
-  _ program: FilePath, arguments: [[UInt8]]
+  _ program: FilePath, arguments: [[UInt8]], environment: [[UInt8]]
 ) throws(SkipBackupError) -> ProgramResult {
   func failure(_ call: SystemCall) -> SkipBackupError {
     SkipBackupError(call, Errno.current, path: program)
   }
   var outPipe: [CInt] = [-1, -1]
   var errPipe: [CInt] = [-1, -1]
-  guard system_pipe(&outPipe) == 0 else { throw failure(.pipe) }
+  guard system_pipe2(&outPipe, O_CLOEXEC) == 0 else { throw failure(.pipe2) }
   defer { for fd in outPipe where fd >= 0 { _ = system_close(fd) } }
-  guard system_pipe(&errPipe) == 0 else { throw failure(.pipe) }
+  guard system_pipe2(&errPipe, O_CLOEXEC) == 0 else { throw failure(.pipe2) }
   defer { for fd in errPipe where fd >= 0 { _ = system_close(fd) } }
 
   var actions = posix_spawn_file_actions_t()
@@ -67,18 +69,18 @@ package func runProgram(
   }
   var argv: [UnsafeMutablePointer<CChar>?] = []
   argv.append(strdup(programBytes))
-  for argument in arguments {
-    argv.append(
-      (argument.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
-        strdup($0.baseAddress!)
-      })
-  }
+  argv += arguments.map(cStringCopy)
   argv.append(nil)
   defer { for pointer in argv { free(pointer) } }
+  var envp = environment.map(cStringCopy)
+  envp.append(nil)
+  defer { for pointer in envp { free(pointer) } }
 
   var pid = pid_t()
   let spawned = programBytes.withUnsafeBufferPointer { path in
-    system_posix_spawn(&pid, path.baseAddress!, &actions, argv, environ)
+    envp.withUnsafeMutableBufferPointer { envp in
+      system_posix_spawn(&pid, path.baseAddress!, &actions, argv, envp.baseAddress)
+    }
   }
   guard spawned == 0 else {
     throw SkipBackupError(.posixSpawn, Errno(returned: spawned), path: program)
@@ -129,6 +131,11 @@ package func runProgram(
   return result
 }
 
+/// A C string (to `free`) holding `bytes`.
+private func cStringCopy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+  (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { strdup($0.baseAddress!) }
+}
+
 // MARK: - The raw calls (kept beside their one user, out of Syscalls.swift's way)
 
 /// The corresponding C function is `access(2)`.
@@ -141,17 +148,6 @@ internal func system_stat(_ path: UnsafePointer<CChar>, _ buffer: UnsafeMutableP
   -> CInt
 {
   stat(path, buffer)
-}
-
-/// A pipe whose two ends are closed on exec, so that no other child
-/// (another walk thread may be starting one) keeps them open.
-///
-/// The corresponding C functions are `pipe(2)` and `fcntl(2)`.
-internal func system_pipe(_ fds: UnsafeMutablePointer<CInt>) -> CInt {
-  guard pipe(fds) == 0 else { return -1 }
-  _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-  _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-  return 0
 }
 
 /// The corresponding C function is `waitpid(2)`.

@@ -101,6 +101,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case notARegularFile
     /// A save through a symbolic link that leads nowhere, or in a loop.
     case danglingSymbolicLink
+    /// A link, file or FIFO that another user put in a sticky directory
+    /// others may write (as /tmp): never followed nor written, as the
+    /// kernel's `fs.protected_symlinks` and `fs.protected_regular` refuse.
+    case anotherUsersItemInSharedDirectory
   }
 
   /// The failure of `call` with `errno` on the item at `path`.
@@ -195,6 +199,11 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .danglingSymbolicLink:
       return "a symbolic link to nothing: a save writes through a link only to a file that "
         + "exists, and never turns the link into a file"
+    case .anotherUsersItemInSharedDirectory:
+      let what = fileType.map { article($0) } ?? "an item"
+      return "\(what) that another user owns, in a sticky directory others may write (as /tmp): "
+        + "it is neither followed nor written, as the kernel's fs.protected_symlinks and "
+        + "fs.protected_regular refuse; nothing was written (choose a name of your own there)"
     }
   }
 
@@ -249,7 +258,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "read-only file system"
     case .diskQuotaExceeded:
       return "disk quota exceeded"
-    case .tooManySymbolicLinkLevels where call == .openat:
+    // A link that was followed (a save's target) is a loop, not a link refused.
+    case .tooManySymbolicLinkLevels where call == .openat && fileType != .symbolicLink:
       return "it is a symbolic link, which is not followed"
     case .tooManyOpenFiles:
       return "too many open files: the tree is deeper than the limit on open files allows"

@@ -240,6 +240,13 @@ package func system_realpath(
   return realpath(path, resolved)
 }
 
+/// The corresponding C function is `readlinkat(2)`.
+package func system_readlinkat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<CChar>, _ size: Int
+) -> Int {
+  mocked(.readlinkat) { readlinkat(dirfd, path, buffer, size) }
+}
+
 // MARK: - Inode flags (chattr)
 
 /// The corresponding C function is `ioctl(2)` with `FS_IOC_GETFLAGS`, through
@@ -279,6 +286,15 @@ package func system_setrlimit(_ resource: CInt, _ limit: UnsafePointer<rlimit>) 
 /// The corresponding C function is `fchown(2)`.
 package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
   mocked(.fchown) { fchown(fd, owner, group) }
+}
+
+/// A pipe whose two ends are closed on exec from the start, so that no
+/// other child (another walk thread may be starting one) inherits them:
+/// `pipe` and then `fcntl` left a window between the two.
+///
+/// The corresponding C function is `pipe2(2)`.
+package func system_pipe2(_ fds: UnsafeMutablePointer<CInt>, _ flags: CInt) -> CInt {
+  mocked(.pipe2) { cxattr_pipe2(fds, flags) }
 }
 
 /// The corresponding C function is `umask(2)`.

@@ -11,7 +11,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case removexattr, lremovexattr, fremovexattr, removexattrat
   case openat, close, read, write, poll, fsync, fchmod, fchown
   case getdents64, fstatat, fstat, statx, fstatfs
-  case renameat, linkat, unlinkat, realpath, flock
+  case renameat, linkat, unlinkat, realpath, readlinkat, flock
   case getInodeFlags = "ioctl(FS_IOC_GETFLAGS)"
   case setInodeFlags = "ioctl(FS_IOC_SETFLAGS)"
   case attrCopyAction = "attr_copy_action"
@@ -20,7 +20,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case pthreadJoin = "pthread_join"
   case sysconf, getcwd, sigaction
   // Running git for sweep's gitignore rule (ChildProcess.swift).
-  case pipe, waitpid
+  case pipe2, waitpid
   case posixSpawn = "posix_spawn"
 
   /// The C function's name, as messages show it: `lsetxattr`,

@@ -64,6 +64,11 @@ package final class ReplacementFile {
     let oldExists = name.withCString { name in
       valueOrErrno { system_fstatat(directory, name, &old, AT_SYMLINK_NOFOLLOW) }
     }
+    var directoryStatus = stat()
+    if oldExists.isSuccess, system_fstat(directory, &directoryStatus) == 0 {
+      // Someone else's file in /tmp: neither written over nor given back to them.
+      try SharedDirectory.refuseForeign(old, in: directoryStatus, path: path)
+    }
     switch oldExists {
     case .success where old.st_mode & S_IFMT != S_IFREG:
       throw SkipBackupError(
@@ -361,7 +366,10 @@ package final class ReplacementFile {
 
 /// The file a save at `path` replaces: `path` itself, or the existing file a
 /// symbolic link at `path` leads to. A dangling link or a loop is refused,
-/// so that a link is never turned into a file.
+/// so that a link is never turned into a file. The kernel follows the link
+/// (an `O_PATH` open, then `/proc/self/fd/N` says where it led), so that its
+/// own protections apply on the way; another user's link in a sticky
+/// directory others may write is refused before that (``SharedDirectory``).
 private func saveTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
   let item = FileItem(path: path, followSymbolicLinks: false)
   let status: stat
@@ -371,20 +379,29 @@ private func saveTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
     return path
   }
   guard status.st_mode & S_IFMT == S_IFLNK else { return path }
-  let resolved: Result<FilePath, Errno> = path.withCString { pointer in
-    guard let canonical = system_realpath(pointer, nil) else {
-      return .failure(Errno.current)
-    }
-    defer { free(canonical) }
-    return .success(FilePath(platformString: canonical))
+  _ = try SharedDirectory.check(path)
+  let opened = path.withCString { pointer in
+    valueOrErrno { system_openat(CXATTR_AT_FDCWD, pointer, CXATTR_O_PATH | O_CLOEXEC, 0) }
   }
-  switch resolved {
-  case .success(let target): return target
+  let descriptor: CInt
+  switch opened {
+  case .success(let value): descriptor = value
   case .failure(.noSuchFileOrDirectory):
     throw SkipBackupError(refusing: .danglingSymbolicLink, path: path, fileType: .symbolicLink)
   case .failure(let errno):
-    throw SkipBackupError(.realpath, errno, path: path)
+    var error = SkipBackupError(.openat, errno, path: path)
+    error.fileType = .symbolicLink
+    throw error
   }
+  defer { _ = system_close(descriptor) }
+  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+  let count = "/proc/self/fd/\(descriptor)".withCString { link in
+    system_readlinkat(CXATTR_AT_FDCWD, link, &buffer, buffer.count - 1)
+  }
+  guard count > 0 else {
+    throw SkipBackupError(.readlinkat, Errno.current, path: path)
+  }
+  return buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
 }
 
 extension Result {

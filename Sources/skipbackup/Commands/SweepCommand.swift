@@ -136,7 +136,9 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
           continue
         }
       }
-      let sweepRoot = SweepRoot(walked: walked, canonical: canonical, table: table)
+      let sweepRoot = SweepRoot(
+        walked: walked, canonical: canonical, table: table,
+        insideWorkTree: git != nil && GitIgnored.isInsideWorkTree(canonical))
       for visitor in visitors { visitor.root = sweepRoot }
       let counts = walkTree(root: root, options: options, visitors: visitors)
       visitors[0].counts.vanished += counts.vanished
