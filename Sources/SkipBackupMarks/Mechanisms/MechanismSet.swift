@@ -154,50 +154,13 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
       // permission on the inode, which a listing does not: on the
       // 200,000-file tree `status -R -m resource` took 175.7 ms that way and
       // takes 158.0 ms with the listing (hyperfine, 15 runs).
-      var streams: SambaStreams = []
-      let listed = try Self.listedAttributeMarks(
-        of: item, sweepRecord: &sweepRecord, sambaStreams: &streams
-      ).intersection(attributeMembers)
-      marks = listed.intersection(.resource)  // present is marked
-      // A Mac's mark as a Linux Samba server keeps it (MacServerForms.swift):
-      // known from the same listing, so a tree without those names pays nothing.
-      if !streams.isEmpty { marks.formUnion(try streams.marks(for: attributeMembers, on: item)) }
-      if listed.contains(.legacy), !marks.contains(.legacy),
-        try Mechanism.legacy.isAttributeMarked(item)
-      {
-        marks.insert(.legacy)
-      }
-      if listed.contains(.xdg), try Mechanism.xdg.isAttributeMarked(item) { marks.insert(.xdg) }
+      let attributes = try ItemAttributes(of: item)
+      marks = try attributes.marks(attributeMembers, on: item)
+      sweepRecord = attributes.hasRecord
     }
     if contains(.nodump), try NodumpFlag.isMarked(item) { marks.insert(.nodump) }
     if contains(.cachedir), try CacheDirectoryTag.isMarked(item) { marks.insert(.cachedir) }
     return marks
-  }
-
-  /// The attribute mechanisms whose attribute the item has, whatever its
-  /// value, the Samba streams that may hold a Mac's mark, and whether a
-  /// sweep's record is among the names.
-  private static func listedAttributeMarks(
-    of item: FileItem, sweepRecord: inout Bool, sambaStreams: inout SambaStreams
-  ) throws(SkipBackupError) -> MechanismSet {
-    do {
-      var listed: MechanismSet = []
-      var record = false
-      var streams: SambaStreams = []
-      try ExtendedAttributes(of: item).forEachName { name in
-        if let mechanism = Mechanism.attributeMechanism(named: name) {
-          listed.insert(MechanismSet(mechanism))
-        } else if !streams.insert(named: name), SweepProvenance.isRecordName(name) {
-          record = true
-        }
-      }
-      sweepRecord = record
-      sambaStreams = streams
-      return listed
-    } catch  where error.errno == .notSupported {
-      sweepRecord = false
-      return []
-    }
   }
 
   private func forEachMember(

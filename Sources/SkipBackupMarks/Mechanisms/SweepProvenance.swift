@@ -130,29 +130,6 @@ public struct SweepProvenance: Hashable, Sendable {
     (Array($0.name.utf8), $0.set)
   }
 
-  /// The names of the record attributes on `item`, and the first record
-  /// held in a name. A filesystem without user attributes holds none.
-  private static func listed(
-    on item: FileItem
-  ) throws(SkipBackupError) -> (names: [AttributeName], inName: SweepProvenance?) {
-    var names: [AttributeName] = []
-    var inName: SweepProvenance?
-    do {
-      try ExtendedAttributes(of: item).forEachName { name in
-        if isAttributeName(name) {
-          names.append(attributeName)
-        } else if let record = SweepProvenance(attributeName: name) {
-          // A name after the prefix that does not parse is no sweep's: left alone.
-          names.append(AttributeName(bytes: name)!)
-          if inName == nil { inName = record }
-        }
-      }
-    } catch  where error.errno == .notSupported {
-      return ([], nil)
-    }
-    return (names, inName)
-  }
-
   /// The record on `item`, or `nil` when it has none (or one that does not
   /// parse, which no sweep wrote). A filesystem without user attributes
   /// holds none.
@@ -160,9 +137,9 @@ public struct SweepProvenance: Hashable, Sendable {
   /// The corresponding C functions are `listxattr(2)`, and `getxattr(2)`
   /// for a record in the first form.
   public static func read(from item: FileItem) throws(SkipBackupError) -> SweepProvenance? {
-    let listed = try listed(on: item)
-    if let record = listed.inName { return record }
-    guard listed.names.contains(attributeName) else { return nil }
+    let attributes = try ItemAttributes(of: item)
+    if let record = attributes.record { return record }
+    guard attributes.recordInValue else { return nil }
     return try readValue(from: item)
   }
 
@@ -197,7 +174,7 @@ public struct SweepProvenance: Hashable, Sendable {
       try attributes.setValue(value, of: name)
       return
     }
-    var others = try Self.listed(on: item).names
+    var others = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
     var present = false
     if let index = others.firstIndex(of: name) {
       others.remove(at: index)
@@ -223,7 +200,8 @@ public struct SweepProvenance: Hashable, Sendable {
     do {
       let attributes = ExtendedAttributes(of: item)
       var removed = false
-      for name in try listed(on: item).names where try attributes.removeValue(of: name) {
+      let names = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
+      for name in names where try attributes.removeValue(of: name) {
         removed = true
       }
       return removed
@@ -264,40 +242,13 @@ package struct SweepStateReader: Sendable {
 
   /// The state of `item`.
   package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
+    let attributes = try ItemAttributes(of: item)
     var state = SweepItemState()
-    var listed: MechanismSet = []
-    var streams: SambaStreams = []
-    do {
-      try ExtendedAttributes(of: item).forEachName { name in
-        if let mechanism = Mechanism.attributeMechanism(named: name) {
-          listed.insert(MechanismSet(mechanism))
-        } else if streams.insert(named: name) {
-          // A Mac's mark as Samba keeps it (MacServerForms.swift).
-        } else if let record = SweepProvenance(attributeName: name) {
-          if state.record == nil { state.record = record }
-          state.hasRecord = true
-        } else if SweepProvenance.isAttributeName(name) {
-          state.recordInValue = true
-          state.hasRecord = true
-        }
-      }
-    } catch  where error.errno == .notSupported {
-      return state
-    }
-    listed.formIntersection(mechanisms)
-    if state.hasRecord {
-      // Beside a sweep's record, the attribute is the sweep's own mark: its
-      // name is enough, which keeps a repeat sweep at one call per marked item.
-      state.marks = listed
-    } else {
-      state.marks = listed.intersection(.resource)  // present is marked
-      for mechanism in [Mechanism.legacy, .xdg] where listed.includes(mechanism) {
-        if try mechanism.isAttributeMarked(item) { state.marks.insert(MechanismSet(mechanism)) }
-      }
-    }
-    if !streams.isEmpty {
-      state.marks.formUnion(try streams.marks(for: mechanisms.intersection(.all), on: item))
-    }
+    state.record = attributes.record
+    state.recordInValue = attributes.recordInValue
+    state.hasRecord = attributes.hasRecord
+    state.marks = try attributes.marks(
+      mechanisms.intersection(.all), on: item, trustingRecord: true)
     if mechanisms.contains(.nodump), try NodumpFlag.isMarked(item) { state.marks.insert(.nodump) }
     if mechanisms.contains(.cachedir), try CacheDirectoryTag.isMarked(item) {
       state.marks.insert(.cachedir)
