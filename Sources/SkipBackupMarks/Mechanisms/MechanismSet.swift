@@ -29,13 +29,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
 
   /// The set of one mechanism.
   public init(_ mechanism: Mechanism) {
-    switch mechanism {
-    case .legacy: rawValue = 1
-    case .resource: rawValue = 2
-    case .xdg: rawValue = 4
-    case .nodump: rawValue = 8
-    case .cachedir: rawValue = 16
-    }
+    rawValue = mechanism.definition.bit
   }
 
   public static let legacy = MechanismSet(.legacy)
@@ -48,12 +42,19 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   public static let apple: MechanismSet = [.legacy, .resource]
 
   /// Every mark kept in an extended attribute: legacy, resource and xdg.
-  public static let all: MechanismSet = [.legacy, .resource, .xdg]
+  public static let all = MechanismSet(Mechanism.attributeMechanisms)
+
+  /// The set of `mechanisms`.
+  public init(_ mechanisms: some Sequence<Mechanism>) {
+    self = []
+    for mechanism in mechanisms { insert(MechanismSet(mechanism)) }
+  }
 
   /// The mechanisms the tool and the docs know, by short name.
   public static let named: [(name: String, set: MechanismSet)] =
-    Mechanism.allCases.prefix(3).map { ($0.name, MechanismSet($0)) }
-    + [("apple", .apple), ("all", .all), ("nodump", .nodump), ("cachedir", .cachedir)]
+    Mechanism.attributeMechanisms.map { ($0.name, MechanismSet($0)) }
+    + [("apple", .apple), ("all", .all)]
+    + Mechanism.allCases.filter { !all.includes($0) }.map { ($0.name, MechanismSet($0)) }
 
   /// The set named by a comma-separated list of short names, such as
   /// `legacy,resource` or `all,nodump`.
