@@ -231,6 +231,17 @@ extension MarkForm {
     return labels
   }
 
+  /// Whether `item` carries `mechanism`'s mark in this form's attribute.
+  package func holdsMark(of mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool
+  {
+    switch (self, mechanism) {
+    case (.smb, .legacy), (.smbNative, .legacy): try SambaStream.legacy.isMark(on: item)
+    case (.smb, .resource): try SambaStream.resourcePrivate.isMark(on: item)
+    case (.smbNative, .resource): try SambaStream.resourceNative.isMark(on: item)
+    default: try mechanism.isMarked(item)
+    }
+  }
+
   /// Writes `mechanism`'s mark on `item` in this form; returns whether
   /// anything was written (not when the form's attribute holds a mark already).
   package func mark(_ mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool {
