@@ -101,7 +101,8 @@ final class RuleTable: Sendable {
       case .path(let path):
         if item.absolutePath == path { return (true, "") }
       case .gitignore:
-        if item.isIgnored { return (true, "") }
+        // Unknown (git gave no answer) is not "no longer ignored".
+        if item.isIgnored != false { return (true, "") }
       }
     }
     return (false, first.map(goneReason) ?? "no longer among the rules")
@@ -137,5 +138,6 @@ struct ItemFacts {
   /// The parent's listing; `nil` for a ROOT.
   let siblings: DirectoryListing?
   let absolutePath: [UInt8]
-  let isIgnored: Bool
+  /// Whether git ignores it; `nil` when git was not asked or gave no answer.
+  let isIgnored: Bool?
 }
