@@ -113,6 +113,10 @@ extension CLITests {
       #expect(export.output.contains("marked.txt"), "\(export)")
       #expect(!export.output.contains("plain.txt"))
 
+      let du = skipbackup("du", "--format", "json", Argument(root))
+      #expect(du.status == 0, "\(du)")
+      #expect(du.output.contains("\"excluded\": {\"files\": 1, "), "\(du)")
+
       let explain = skipbackup("explain", Argument(file))
       #expect(explain.output.contains("marks: \(mark.mechanism)"), "\(explain)")
     }
@@ -162,6 +166,8 @@ extension CLITests {
         #expect(skipbackup("check", "-m", "all", Argument(file)).status == 1, "\(file)")
       }
       #expect(skipbackup("list", Argument(root)).output == "")
+      let du = skipbackup("du", "--format", "json", Argument(root))
+      #expect(du.output.contains("\"excluded\": {\"files\": 0, "), "\(du)")
       let export = skipbackup("export", "--for", "restic", Argument(root))
       #expect(export.status == 0 && export.output.isEmpty, "\(export)")
     }
