@@ -240,8 +240,7 @@ extension CLITests {
       let one = scratch.path + "/one"
       try Data([1]).write(to: URL(fileURLWithPath: one))
       for name in ["marked.txt", "legacy.txt", "plain.txt", "tagged.txt", "Folder/inside.txt"] {
-        directory(of: share + "/" + name)
-        FileManager.default.createFile(atPath: share + "/" + name, contents: Data("x".utf8))
+        server.directory.file("share/" + name)
       }
       let put = server.smbclient(
         """
@@ -308,9 +307,4 @@ extension CLITests {
       #expect(!cleared.output.contains("com_apple_backup_excludeItem"), "\(cleared)")
     }
   }
-}
-
-private func directory(of path: String) {
-  try? FileManager.default.createDirectory(
-    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
 }
