@@ -161,3 +161,30 @@ extension Result where Failure == Errno {
     }
   }
 }
+
+extension FileItem {
+  /// Whether the directory this item is holds an entry called `name`
+  /// (a symbolic link counts, and is not followed).
+  ///
+  /// The corresponding C function is `fstatat(2)`.
+  package func holdsEntry(named name: [UInt8]) -> Bool {
+    var status = stat()
+    let result = withPathPointer { path in
+      var inside = Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+      if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
+      inside += name
+      inside.append(0)
+      return inside.withUnsafeBufferPointer { bytes in
+        withAtArguments { directory, _, _ in
+          valueOrErrno {
+            system_fstatat(
+              directory, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
+              &status, AT_SYMLINK_NOFOLLOW)
+          }
+        }
+      }
+    }
+    if case .success = result { return true }
+    return false
+  }
+}

@@ -1,40 +1,37 @@
 import SkipBackupSystem
 
-/// The three mechanisms kept in one extended attribute each: which
-/// attribute, which bytes a mark writes, which values count as a mark, and
-/// reading, marking and clearing for all three.
+/// The mechanisms kept in one extended attribute each, as the table in
+/// Mechanism.swift defines them: reading, marking and clearing for all.
 extension Mechanism {
   /// The attribute the mark is kept in, under its Linux name (with the
   /// `user.` prefix); `nil` for nodump and cachedir.
   public var attributeName: AttributeName? {
-    switch self {
-    case .legacy: MobileBackupAttribute.attributeName
-    case .resource: BackupExcludeItemAttribute.attributeName
-    case .xdg: RobotsBackupAttribute.attributeName
-    case .nodump, .cachedir: nil
-    }
+    guard case .attribute(let name, _, _) = definition.store else { return nil }
+    return AttributeName(name)
   }
 
   /// The exact bytes the mark writes, for the attribute mechanisms.
   public var markValue: [UInt8]? {
-    switch self {
-    case .legacy: MobileBackupAttribute.value
-    case .resource: BackupExcludeItemAttribute.value
-    case .xdg: RobotsBackupAttribute.value
-    case .nodump, .cachedir: nil
-    }
+    guard case .attribute(_, let mark, _) = definition.store else { return nil }
+    return Array(UnsafeBufferPointer(start: mark.utf8Start, count: mark.utf8CodeUnitCount))
   }
 
   /// Whether the attribute counts as a mark whatever its value, so that a
   /// reader need not fetch the value.
-  var presenceIsMark: Bool { self == .resource }
+  var presenceIsMark: Bool {
+    guard case .attribute(_, _, .anyValue) = definition.store else { return false }
+    return true
+  }
 
   /// Whether an attribute with this value is a mark.
   func isMark(_ value: UnsafeRawBufferPointer) -> Bool {
-    switch self {
-    case .legacy: MobileBackupAttribute.isMark(value)
-    case .xdg: RobotsBackupAttribute.isMark(value)
-    default: true
+    guard case .attribute(_, let mark, let counts) = definition.store else { return false }
+    switch counts {
+    case .anyValue: return true
+    case .firstByteNotZero: return value.first.map { $0 != 0 } ?? false
+    case .markBytes:
+      return value.count == mark.utf8CodeUnitCount
+        && (value.isEmpty || memcmp(value.baseAddress!, mark.utf8Start, value.count) == 0)
     }
   }
 
@@ -76,22 +73,18 @@ extension Mechanism {
   }
 
   /// The attribute mechanism whose attribute has the name `name` (the bytes
-  /// of one entry of a `listxattr` list), if any. The three names differ in
-  /// length, so the length picks the one candidate and one `memcmp` settles it.
+  /// of one entry of a `listxattr` list), if any: a walk's hot path, once
+  /// per name of every item. The names differ in length, so the length
+  /// leaves at most one candidate and one `memcmp` settles it.
+  @inline(__always)
   static func attributeMechanism(named name: UnsafeRawBufferPointer) -> Mechanism? {
-    let candidate: StaticString
-    let mechanism: Mechanism
-    switch name.count {
-    case MobileBackupAttribute.nameBytes.utf8CodeUnitCount:
-      (candidate, mechanism) = (MobileBackupAttribute.nameBytes, .legacy)
-    case BackupExcludeItemAttribute.nameBytes.utf8CodeUnitCount:
-      (candidate, mechanism) = (BackupExcludeItemAttribute.nameBytes, .resource)
-    case RobotsBackupAttribute.nameBytes.utf8CodeUnitCount:
-      (candidate, mechanism) = (RobotsBackupAttribute.nameBytes, .xdg)
-    default:
-      return nil
+    for mechanism in attributeMechanisms {
+      guard case .attribute(let candidate, _, _) = mechanism.definition.store,
+        candidate.utf8CodeUnitCount == name.count
+      else { continue }
+      return memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0 ? mechanism : nil
     }
-    return memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0 ? mechanism : nil
+    return nil
   }
 }
 

@@ -211,19 +211,8 @@ extension MarkForm {
   package static func labels(
     of item: FileItem, mechanisms: MechanismSet
   ) throws(SkipBackupError) -> [String] {
-    var local: MechanismSet = []
-    var streams: SambaStreams = []
-    do {
-      try ExtendedAttributes(of: item).forEachName { name in
-        if let mechanism = Mechanism.attributeMechanism(named: name) {
-          local.insert(MechanismSet(mechanism))
-        } else {
-          _ = streams.insert(named: name)
-        }
-      }
-    } catch  where error.errno == .notSupported {
-      return []
-    }
+    let attributes = try ItemAttributes(of: item)
+    let (local, streams) = (attributes.listed, attributes.streams)
     if streams.isEmpty { return [] }
     var labels: [String] = []
     for mechanism in [Mechanism.legacy, .resource] where mechanisms.includes(mechanism) {
@@ -273,10 +262,10 @@ extension MarkForm {
   package static func clearSambaStreams(
     _ mechanisms: MechanismSet, on item: FileItem
   ) throws(SkipBackupError) -> Bool {
-    var streams: SambaStreams = []
+    let streams: SambaStreams
     do {
-      try ExtendedAttributes(of: item).forEachName { name in _ = streams.insert(named: name) }
-    } catch  where error.errno == .notSupported || error.isRefusedForFileType {
+      streams = try ItemAttributes(of: item).streams
+    } catch  where error.isRefusedForFileType {
       return false
     }
     var removed = false

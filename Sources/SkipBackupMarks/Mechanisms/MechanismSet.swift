@@ -29,13 +29,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
 
   /// The set of one mechanism.
   public init(_ mechanism: Mechanism) {
-    switch mechanism {
-    case .legacy: rawValue = 1
-    case .resource: rawValue = 2
-    case .xdg: rawValue = 4
-    case .nodump: rawValue = 8
-    case .cachedir: rawValue = 16
-    }
+    rawValue = mechanism.definition.bit
   }
 
   public static let legacy = MechanismSet(.legacy)
@@ -48,12 +42,19 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   public static let apple: MechanismSet = [.legacy, .resource]
 
   /// Every mark kept in an extended attribute: legacy, resource and xdg.
-  public static let all: MechanismSet = [.legacy, .resource, .xdg]
+  public static let all = MechanismSet(Mechanism.attributeMechanisms)
+
+  /// The set of `mechanisms`.
+  public init(_ mechanisms: some Sequence<Mechanism>) {
+    self = []
+    for mechanism in mechanisms { insert(MechanismSet(mechanism)) }
+  }
 
   /// The mechanisms the tool and the docs know, by short name.
   public static let named: [(name: String, set: MechanismSet)] =
-    Mechanism.allCases.prefix(3).map { ($0.name, MechanismSet($0)) }
-    + [("apple", .apple), ("all", .all), ("nodump", .nodump), ("cachedir", .cachedir)]
+    Mechanism.attributeMechanisms.map { ($0.name, MechanismSet($0)) }
+    + [("apple", .apple), ("all", .all)]
+    + Mechanism.allCases.filter { !all.includes($0) }.map { ($0.name, MechanismSet($0)) }
 
   /// The set named by a comma-separated list of short names, such as
   /// `legacy,resource` or `all,nodump`.
@@ -167,50 +168,13 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
       // permission on the inode, which a listing does not: on the
       // 200,000-file tree `status -R -m resource` took 175.7 ms that way and
       // takes 158.0 ms with the listing (hyperfine, 15 runs).
-      var streams: SambaStreams = []
-      let listed = try Self.listedAttributeMarks(
-        of: item, sweepRecord: &sweepRecord, sambaStreams: &streams
-      ).intersection(attributeMembers)
-      marks = listed.intersection(.resource)  // present is marked
-      // A Mac's mark as a Linux Samba server keeps it (MacServerForms.swift):
-      // known from the same listing, so a tree without those names pays nothing.
-      if !streams.isEmpty { marks.formUnion(try streams.marks(for: attributeMembers, on: item)) }
-      if listed.contains(.legacy), !marks.contains(.legacy),
-        try Mechanism.legacy.isAttributeMarked(item)
-      {
-        marks.insert(.legacy)
-      }
-      if listed.contains(.xdg), try Mechanism.xdg.isAttributeMarked(item) { marks.insert(.xdg) }
+      let attributes = try ItemAttributes(of: item)
+      marks = try attributes.marks(attributeMembers, on: item)
+      sweepRecord = attributes.hasRecord
     }
     if contains(.nodump), try NodumpFlag.isMarked(item) { marks.insert(.nodump) }
     if contains(.cachedir), try CacheDirectoryTag.isMarked(item) { marks.insert(.cachedir) }
     return marks
-  }
-
-  /// The attribute mechanisms whose attribute the item has, whatever its
-  /// value, the Samba streams that may hold a Mac's mark, and whether a
-  /// sweep's record is among the names.
-  private static func listedAttributeMarks(
-    of item: FileItem, sweepRecord: inout Bool, sambaStreams: inout SambaStreams
-  ) throws(SkipBackupError) -> MechanismSet {
-    do {
-      var listed: MechanismSet = []
-      var record = false
-      var streams: SambaStreams = []
-      try ExtendedAttributes(of: item).forEachName { name in
-        if let mechanism = Mechanism.attributeMechanism(named: name) {
-          listed.insert(MechanismSet(mechanism))
-        } else if !streams.insert(named: name), SweepProvenance.isRecordName(name) {
-          record = true
-        }
-      }
-      sweepRecord = record
-      sambaStreams = streams
-      return listed
-    } catch  where error.errno == .notSupported {
-      sweepRecord = false
-      return []
-    }
   }
 
   private func forEachMember(

@@ -7,14 +7,8 @@ import SkipBackupSystem
 /// `rsync -X` gives it when it copies from a Mac. It reads as a mark when it
 /// is present and its first byte is not zero.
 public enum MobileBackupAttribute {
-  /// `user.com.apple.MobileBackup`.
-  public static let attributeName = AttributeName(nameBytes)
-  /// What a mark writes: one byte, 1.
-  public static let value: [UInt8] = [1]
-
-  static let nameBytes: StaticString = "user.com.apple.MobileBackup"
-
-  static func isMark(_ value: UnsafeRawBufferPointer) -> Bool {
-    value.first.map { $0 != 0 } ?? false
-  }
+  /// The attribute's Linux name (Mechanism.swift's table).
+  public static let attributeName = Mechanism.legacy.attributeName!
+  /// The bytes a mark writes.
+  public static let value = Mechanism.legacy.markValue!
 }

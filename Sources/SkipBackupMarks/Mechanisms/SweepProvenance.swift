@@ -130,29 +130,6 @@ public struct SweepProvenance: Hashable, Sendable {
     (Array($0.name.utf8), $0.set)
   }
 
-  /// The names of the record attributes on `item`, and the first record
-  /// held in a name. A filesystem without user attributes holds none.
-  private static func listed(
-    on item: FileItem
-  ) throws(SkipBackupError) -> (names: [AttributeName], inName: SweepProvenance?) {
-    var names: [AttributeName] = []
-    var inName: SweepProvenance?
-    do {
-      try ExtendedAttributes(of: item).forEachName { name in
-        if isAttributeName(name) {
-          names.append(attributeName)
-        } else if let record = SweepProvenance(attributeName: name) {
-          // A name after the prefix that does not parse is no sweep's: left alone.
-          names.append(AttributeName(bytes: name)!)
-          if inName == nil { inName = record }
-        }
-      }
-    } catch  where error.errno == .notSupported {
-      return ([], nil)
-    }
-    return (names, inName)
-  }
-
   /// The record on `item`, or `nil` when it has none (or one that does not
   /// parse, which no sweep wrote). A filesystem without user attributes
   /// holds none.
@@ -160,9 +137,9 @@ public struct SweepProvenance: Hashable, Sendable {
   /// The corresponding C functions are `listxattr(2)`, and `getxattr(2)`
   /// for a record in the first form.
   public static func read(from item: FileItem) throws(SkipBackupError) -> SweepProvenance? {
-    let listed = try listed(on: item)
-    if let record = listed.inName { return record }
-    guard listed.names.contains(attributeName) else { return nil }
+    let attributes = try ItemAttributes(of: item)
+    if let record = attributes.record { return record }
+    guard attributes.recordInValue else { return nil }
     return try readValue(from: item)
   }
 
@@ -197,7 +174,7 @@ public struct SweepProvenance: Hashable, Sendable {
       try attributes.setValue(value, of: name)
       return
     }
-    var others = try Self.listed(on: item).names
+    var others = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
     var present = false
     if let index = others.firstIndex(of: name) {
       others.remove(at: index)
@@ -223,112 +200,13 @@ public struct SweepProvenance: Hashable, Sendable {
     do {
       let attributes = ExtendedAttributes(of: item)
       var removed = false
-      for name in try listed(on: item).names where try attributes.removeValue(of: name) {
+      let names = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
+      for name in names where try attributes.removeValue(of: name) {
         removed = true
       }
       return removed
     } catch  where error.errno == .notSupported || error.isRefusedForFileType {
       return false
     }
-  }
-}
-
-/// What a sweep needs to know of one item, read with one listing of its
-/// attribute names: which of the counted mechanisms mark it, and whether a
-/// sweep's record is there.
-package struct SweepItemState {
-  /// The reader's mechanisms that mark the item.
-  package var marks: MechanismSet = []
-  /// The sweep's record, when one of the item's attribute names holds it.
-  package var record: SweepProvenance?
-  /// Whether ``SweepProvenance/attributeName`` is there: a record in its
-  /// value (the first form), which ``SweepProvenance/readValue(from:)`` reads.
-  package var recordInValue = false
-  /// Whether a sweep's record is there, in a name or in a value. Stored,
-  /// not computed, though it follows from the two above: it is asked of
-  /// every item of a sweep, across the module boundary, and computed (even
-  /// `@inlinable`) a repeat sweep of mkhome.py's home ran 55.5M user
-  /// instructions under callgrind against 54.2M stored.
-  package var hasRecord = false
-}
-
-/// Reads ``SweepItemState`` for the items of a walk: one `listxattr` per
-/// item, which holds the record too, and a value read only where a
-/// mechanism's mark depends on it and no record is there.
-package struct SweepStateReader: Sendable {
-  package let mechanisms: MechanismSet
-
-  package init(mechanisms: MechanismSet) {
-    self.mechanisms = mechanisms
-  }
-
-  /// The state of `item`.
-  package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
-    var state = SweepItemState()
-    var listed: MechanismSet = []
-    var streams: SambaStreams = []
-    do {
-      try ExtendedAttributes(of: item).forEachName { name in
-        if let mechanism = Mechanism.attributeMechanism(named: name) {
-          listed.insert(MechanismSet(mechanism))
-        } else if streams.insert(named: name) {
-          // A Mac's mark as Samba keeps it (MacServerForms.swift).
-        } else if let record = SweepProvenance(attributeName: name) {
-          if state.record == nil { state.record = record }
-          state.hasRecord = true
-        } else if SweepProvenance.isAttributeName(name) {
-          state.recordInValue = true
-          state.hasRecord = true
-        }
-      }
-    } catch  where error.errno == .notSupported {
-      return state
-    }
-    listed.formIntersection(mechanisms)
-    if state.hasRecord {
-      // Beside a sweep's record, the attribute is the sweep's own mark: its
-      // name is enough, which keeps a repeat sweep at one call per marked item.
-      state.marks = listed
-    } else {
-      state.marks = listed.intersection(.resource)  // present is marked
-      for mechanism in [Mechanism.legacy, .xdg] where listed.includes(mechanism) {
-        if try mechanism.isAttributeMarked(item) { state.marks.insert(MechanismSet(mechanism)) }
-      }
-    }
-    if !streams.isEmpty {
-      state.marks.formUnion(try streams.marks(for: mechanisms.intersection(.all), on: item))
-    }
-    if mechanisms.contains(.nodump), try NodumpFlag.isMarked(item) { state.marks.insert(.nodump) }
-    if mechanisms.contains(.cachedir), try CacheDirectoryTag.isMarked(item) {
-      state.marks.insert(.cachedir)
-    }
-    return state
-  }
-}
-
-extension FileItem {
-  /// Whether the directory this item is holds an entry called `name`
-  /// (a symbolic link counts, and is not followed).
-  ///
-  /// The corresponding C function is `fstatat(2)`.
-  package func holdsEntry(named name: [UInt8]) -> Bool {
-    var status = stat()
-    let result = withPathPointer { path in
-      var inside = Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
-      if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
-      inside += name
-      inside.append(0)
-      return inside.withUnsafeBufferPointer { bytes in
-        withAtArguments { directory, _, _ in
-          valueOrErrno {
-            system_fstatat(
-              directory, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
-              &status, AT_SYMLINK_NOFOLLOW)
-          }
-        }
-      }
-    }
-    if case .success = result { return true }
-    return false
   }
 }
