@@ -218,7 +218,11 @@ final class MarkingWorker: ReportingVisitor {
     let changed: Bool
     if run.dryRun {
       let marks = try mechanisms.marks(on: item)
-      changed = run.action == .mark ? marks.count < mechanisms.count : !marks.isEmpty
+      changed =
+        run.action == .mark
+        ? (run.form == .local
+          ? marks.count < mechanisms.count : try !mechanisms.isMarked(item, in: run.form))
+        : !marks.isEmpty
     } else {
       changed =
         run.action == .mark
