@@ -492,3 +492,13 @@ package func system_getuid() -> uid_t {
 package func system_getgid() -> gid_t {
   getgid()
 }
+
+/// The corresponding C function is `dup(2)`.
+package func system_dup(_ fd: CInt) -> CInt {
+  mocked(.dup) { dup(fd) }
+}
+
+/// The corresponding C function is `dup2(2)`.
+package func system_dup2(_ fd: CInt, _ target: CInt) -> CInt {
+  mocked(.dup2) { dup2(fd, target) }
+}

@@ -78,14 +78,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     let diagnostics = Diagnostics(progress: progress)
     let workingDirectory = CommandLaunch.workingDirectory()
 
-    if sweep {
-      var arguments = quiet.quiet ? ["-q"] : []
-      if tree.oneFileSystem { arguments.append("-x") }
-      var sweepCommand = try SweepCommand.parse(arguments + ["--"] + rootArguments)
-      // A sweep that fails on some items has reported them; the view still
-      // shows exactly the marks there are.
-      do { try sweepCommand.run() } catch let error as ExitCode where error == .failure {}
-    }
+    if sweep { try sweepFirst(rootArguments, diagnostics) }
 
     var viewRoots: [ViewRoot] = []
     for argument in rootArguments {
@@ -147,6 +140,27 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     throw ExitCode(
       CommandLaunch.exec(commandArguments.map(RawArguments.bytes), diagnostics: diagnostics))
+  }
+
+  /// Runs `skipbackup sweep` on the ROOTs, its report on standard error:
+  /// standard output is COMMAND's alone (`run --sweep ~ -- tar -cf - ~`).
+  private func sweepFirst(_ roots: [String], _ diagnostics: Diagnostics) throws {
+    var arguments = quiet.quiet ? ["-q"] : []
+    if tree.oneFileSystem { arguments.append("-x") }
+    var sweepCommand = try SweepCommand.parse(arguments + ["--"] + roots)
+    guard case .success(let saved) = valueOrErrno({ system_dup(STDOUT_FILENO) }),
+      case .success = valueOrErrno({ system_dup2(STDERR_FILENO, STDOUT_FILENO) })
+    else {
+      diagnostics.report("standard output cannot be set aside for the sweep's report (dup)")
+      throw ExitCode.failure
+    }
+    defer {
+      _ = system_dup2(saved, STDOUT_FILENO)
+      _ = system_close(saved)
+    }
+    // A sweep that fails on some items has reported them; the view still
+    // shows exactly the marks there are.
+    do { try sweepCommand.run() } catch let error as ExitCode where error == .failure {}
   }
 
   /// The ROOT as the view is mounted at it: its canonical path, which must
