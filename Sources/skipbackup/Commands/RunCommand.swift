@@ -23,7 +23,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       as before. Nothing is mounted in the caller's namespace and nothing is written to disk: \
       the view vanishes with COMMAND, even when it is killed.
 
-      skipbackup becomes COMMAND (exec), which keeps the process, the environment, the working \
+      The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
       directory, the standard streams and the signals; the exit status is COMMAND's, and a \
       shell reports a signal as 128+N. As root it works on any tree; anyone else runs in a user \
       namespace that maps them to themselves, where files of other owners show as the overflow \
@@ -66,6 +66,10 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   }
 
   func validate() throws {
+    // The words are captured as they come, --help among them when it comes first.
+    if let first = words.first, first == "--help" || first == "-h" {
+      throw CleanExit.helpRequest(self)
+    }
     let (roots, command) = split
     if roots.isEmpty { throw ValidationError("Give at least one ROOT, then --, then COMMAND.") }
     if command.isEmpty { throw ValidationError("Give the COMMAND to run after ROOT... --.") }
