@@ -53,6 +53,69 @@ import TestSupport
     #expect(!mountInfo().contains(tree.root), "a mount is left in the caller's namespace")
   }
 
+  /// duplicity (Deja Dup's engine) backs up and restores exactly the
+  /// included set through the view.
+  @Test func duplicityThroughTheViewHoldsExactlyTheIncludedSet() throws {
+    let tree = try TrickyTree()
+    let place = try BackupPlace()
+    let backup = place.shell(
+      #"skipbackup run -q "$ROOT" -- duplicity --no-encryption --archive-dir "$PWD/archive" full "$ROOT" "file://$PWD/duplicity""#,
+      root: tree.root, in: place.work)
+    try #require(backup.status == 0, "\(backup)")
+    let restore = place.shell(
+      #"duplicity --no-encryption --archive-dir "$PWD/archive" restore "file://$PWD/duplicity" "$PWD/restore""#,
+      root: tree.root, in: place.work)
+    try #require(restore.status == 0, "\(restore)")
+    let restored = try pathSet(under: Bytes(place.work + "/restore"))
+    let listed = try listedIncluded(tree.root)
+    #expect(restored == listed, "duplicity: \(difference(restored, listed))")
+  }
+
+  /// rclone copies regular files only (no links, FIFOs or empty
+  /// directories by default): through the view, exactly the included ones.
+  @Test func rcloneThroughTheViewCopiesExactlyTheIncludedFiles() throws {
+    let tree = try TrickyTree()
+    let place = try BackupPlace()
+    let copy = place.shell(
+      #"skipbackup run -q "$ROOT" -- rclone copy --config /dev/null "$ROOT" "$DEST""#,
+      root: tree.root, in: place.work)
+    try #require(copy.status == 0, "\(copy)")
+    let copied = try check(
+      run(["find", Argument(place.work + "/dest"), "-type", "f", "-printf", "%P\\0"]))
+    let files = try check(run(["find", Argument(tree.root), "-type", "f", "-printf", "%P\\0"]))
+    let listed = try listedIncluded(tree.root)
+    let expected = Set(files.nulSeparated).intersection(listed)
+    let got = Set(copied.nulSeparated)
+    #expect(got == expected, "rclone: \(difference(got, expected))")
+    #expect(expected.count > 100)
+  }
+
+  /// borg 2, which reads xdg and nodump marks itself, reads every mark
+  /// through the view.
+  @Test func borgTwoThroughTheViewHoldsExactlyTheIncludedSet() throws {
+    let borg = try borg2Path()
+    let tree = try TrickyTree()
+    let place = try BackupPlace()
+    let environment = [
+      "BORG_REPO": place.work + "/borg2", "BORG_PASSPHRASE": "",
+      "BORG_BASE_DIR": place.work + "/borg2-base",
+    ]
+    try check(run([Argument(borg), "repo-create", "-e", "none"], environment: environment))
+    try check(
+      run(
+        [
+          Argument(skipbackupPath), "run", "-q", Argument(tree.root), "--", Argument(borg),
+          "create", "viewed", Argument(tree.root),
+        ], environment: environment))
+    let restore = place.work + "/restore"
+    Make.directory(Bytes(restore))
+    try check(
+      run([Argument(borg), "extract", "viewed"], directory: restore, environment: environment))
+    let restored = try pathSet(under: Bytes(restore + tree.root))
+    let listed = try listedIncluded(tree.root)
+    #expect(restored == listed, "borg 2: \(difference(restored, listed))")
+  }
+
   /// Every included item shows, through the view, the real item's type,
   /// mode, owner, size, mtime, link count, link target and extended
   /// attributes (ACLs among them), merged directories too.
