@@ -212,8 +212,9 @@ struct RunCommand: ParsableCommand, MountPointHelp {
 
   /// The overlay shows a directory's own contents, never what is mounted
   /// below it: a filesystem mounted inside a ROOT's view, and not hidden,
-  /// is refused without -x, and with -x one on the ROOT's own filesystem
-  /// (a bind mount, which list enters).
+  /// is refused without -x, and with -x a directory bind-mounted from the
+  /// ROOT's own filesystem, which list enters. A file mounted on a file (a
+  /// container's /etc/hosts) shows as the file below it: the same path.
   private func checkMountPoints(_ roots: [ViewRoot], _ diagnostics: Diagnostics) {
     let points: [[UInt8]]
     do throws(SkipBackupError) {
@@ -235,9 +236,13 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         }
         if hidden { continue }
         let path = FilePath(bytes: point)
+        // A ROOT of its own gets its own view, mounted over this one.
+        if roots.contains(where: { $0.path.bytes == point }) { continue }
+        guard let inner = try? FileItem(path: path, followSymbolicLinks: false).status(),
+          inner.st_mode & S_IFMT == S_IFDIR
+        else { continue }
         if tree.oneFileSystem {
-          guard let inner = try? FileItem(path: path, followSymbolicLinks: false).status(),
-            let outer = try? FileItem(path: root.path, followSymbolicLinks: false).status(),
+          guard let outer = try? FileItem(path: root.path, followSymbolicLinks: false).status(),
             inner.st_dev == outer.st_dev
           else { continue }
           diagnostics.report(
