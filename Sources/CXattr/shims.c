@@ -56,6 +56,8 @@ ssize_t cxattr_getdents64(int fd, void *buffer, size_t size) {
   return getdents64(fd, buffer, size);
 }
 
+int cxattr_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
 int cxattr_statx(int dirfd, const char *path, int flags, unsigned int mask,
                  struct statx *buffer) {
   return (int)syscall(SYS_statx, dirfd, path, flags, mask, buffer);

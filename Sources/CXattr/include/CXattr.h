@@ -51,6 +51,10 @@ int cxattr_removexattrat(int dirfd, const char *path, unsigned int at_flags,
 // Glibc module does not define.
 ssize_t cxattr_getdents64(int fd, void *buffer, size_t size);
 
+// pipe2(2) likewise: a pipe closed on exec from the start, for the child
+// processes sweep's gitignore rule runs.
+int cxattr_pipe2(int fds[2], int flags);
+
 // statx(2) likewise needs _GNU_SOURCE; the walk reads the nodump attribute
 // from it without opening the file.
 int cxattr_statx(int dirfd, const char *path, int flags, unsigned int mask,

@@ -181,7 +181,17 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
         throw ExitCode.failure
       }
     }
-    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC) {
+    // In a sticky directory others may write, another user's link, FIFO or
+    // file is refused, and a link that appears after the look is not followed.
+    let shared: SharedDirectory.Check
+    do {
+      shared = try SharedDirectory.check(path)
+    } catch {
+      diagnostics.report(error)
+      throw ExitCode.failure
+    }
+    let noFollow = shared.shared && !shared.trustedLink ? O_NOFOLLOW : 0
+    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | noFollow) {
     case .success(let descriptor):
       return .inPlace(descriptor)
     case .failure(let errno):
@@ -219,7 +229,12 @@ private final class ExportVisitor: ReportingVisitor {
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
     if entry.depth == 0 { return .descend }
-    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
+    let marks: MechanismSet
+    do throws(SkipBackupError) {
+      marks = try reporter.marks(mechanisms, of: entry)
+    } catch {
+      return reporter.unreadable(error, at: entry)
+    }
     guard !marks.isEmpty else { return .descend }
     var relative = entry.pathBytes[rootLength...]
     if relative.first == UInt8(ascii: "/") { relative.removeFirst() }

@@ -58,7 +58,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
     help: ArgumentHelp(
       "How to print each change: text, one line each, or json, one JSON object a line.",
       valueName: "text|json"))
-  var format: StatusCommand.Format = .text
+  var format: OutputFormat = .text
 
   @Argument(
     help: ArgumentHelp("The directories to sweep (default: $HOME).", valueName: "ROOT"),
@@ -136,7 +136,9 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
           continue
         }
       }
-      let sweepRoot = SweepRoot(walked: walked, canonical: canonical, table: table)
+      let sweepRoot = SweepRoot(
+        walked: walked, canonical: canonical, table: table,
+        insideWorkTree: git != nil && GitIgnored.isInsideWorkTree(canonical))
       for visitor in visitors { visitor.root = sweepRoot }
       let counts = walkTree(root: root, options: options, visitors: visitors)
       visitors[0].counts.vanished += counts.vanished

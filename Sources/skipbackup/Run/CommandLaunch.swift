@@ -14,9 +14,9 @@ import SystemPackage
 enum CommandLaunch {
   /// The working directory, as bytes; `nil` when it has no path (removed).
   static func workingDirectory() -> [UInt8]? {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    guard system_getcwd(&buffer, buffer.count) != nil else { return nil }
-    return buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    guard let path = system_getcwd() else { return nil }
+    defer { free(path) }
+    return Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
   }
 
   /// Enters `directory` again, now through the view, so that a working

@@ -1,4 +1,3 @@
-import CXattr
 import SkipBackupCore
 import SystemPackage
 
@@ -32,9 +31,11 @@ enum MountNamespace {
   static func enter(_ privilege: Privilege) throws(SkipBackupError) {
     switch privilege {
     case .root:
-      try check(.unshare, "/") { system_unshare(CXATTR_CLONE_NEWNS) }
+      try check(.unshare, "/") { system_unshare(MountFlag.newMountNamespace) }
     case .user(let uid, let gid):
-      try check(.unshare, "/") { system_unshare(CXATTR_CLONE_NEWUSER | CXATTR_CLONE_NEWNS) }
+      try check(.unshare, "/") {
+        system_unshare(MountFlag.newUserNamespace | MountFlag.newMountNamespace)
+      }
       // An unprivileged gid_map needs setgroups denied first (user_namespaces(7)).
       try write("deny", to: "/proc/self/setgroups")
       try write("\(uid) \(uid) 1", to: "/proc/self/uid_map")
@@ -43,13 +44,13 @@ enum MountNamespace {
     // A shared / (systemd's default) would carry the view's mounts back
     // to the caller's namespace.
     try check(.mount, "/") {
-      system_mount(nil, "/", nil, CXATTR_MS_REC | CXATTR_MS_PRIVATE, nil)
+      system_mount(nil, "/", nil, MountFlag.recursive | MountFlag.private, nil)
     }
   }
 
   private static func write(_ text: String, to path: FilePath) throws(SkipBackupError) {
     let descriptor = try check(.openat, path) {
-      path.withCString { system_openat(CXATTR_AT_FDCWD, $0, O_WRONLY | O_CLOEXEC, 0) }
+      path.withCString { system_openat(MountFlag.atWorkingDirectory, $0, O_WRONLY | O_CLOEXEC, 0) }
     }
     defer { _ = OutputDescriptor.close(descriptor) }
     if case .failure(let errno) = OutputDescriptor.writeAll(text, to: descriptor) {

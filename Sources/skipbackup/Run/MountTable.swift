@@ -1,4 +1,3 @@
-import CXattr
 import SkipBackupCore
 import SystemPackage
 
@@ -15,7 +14,7 @@ enum MountTable {
   static func mountPoints() throws(SkipBackupError) -> [[UInt8]] {
     let path: FilePath = "/proc/self/mountinfo"
     let descriptor = try check(.openat, path) {
-      path.withCString { system_openat(CXATTR_AT_FDCWD, $0, O_RDONLY | O_CLOEXEC, 0) }
+      path.withCString { system_openat(MountFlag.atWorkingDirectory, $0, O_RDONLY | O_CLOEXEC, 0) }
     }
     defer { _ = system_close(descriptor) }
     var text: [UInt8] = []

@@ -1,4 +1,3 @@
-import CXattr
 import SkipBackupCore
 import SystemPackage
 
@@ -17,7 +16,8 @@ enum OverlayView {
     try check(.openat, root.path) {
       root.path.withCString {
         system_openat(
-          CXATTR_AT_FDCWD, $0, CXATTR_O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+          MountFlag.atWorkingDirectory, $0,
+          MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
       }
     }
   }
@@ -31,28 +31,28 @@ enum OverlayView {
     _ root: ViewRoot, layer: CInt, real: CInt, privilege: MountNamespace.Privilege
   ) throws(SkipBackupError) {
     let context = try check(.fsopen, root.path) {
-      system_fsopen("overlay", CXATTR_FSOPEN_CLOEXEC)
+      system_fsopen("overlay", MountFlag.fsopenCloseOnExec)
     }
     defer { _ = system_close(context) }
     let lower = "/proc/self/fd/\(layer):/proc/self/fd/\(real)"
     try check(.fsconfig, root.path) {
-      system_fsconfig(context, CXATTR_FSCONFIG_SET_STRING, "lowerdir", lower, 0)
+      system_fsconfig(context, MountFlag.setString, "lowerdir", lower, 0)
     }
     if case .user = privilege {
       try check(.fsconfig, root.path) {
-        system_fsconfig(context, CXATTR_FSCONFIG_SET_FLAG, "userxattr", nil, 0)
+        system_fsconfig(context, MountFlag.setFlag, "userxattr", nil, 0)
       }
     }
     try check(.fsconfig, root.path) {
-      system_fsconfig(context, CXATTR_FSCONFIG_CMD_CREATE, nil, nil, 0)
+      system_fsconfig(context, MountFlag.create, nil, nil, 0)
     }
     let mounted = try check(.fsmount, root.path) {
-      system_fsmount(context, CXATTR_FSMOUNT_CLOEXEC, CXATTR_MOUNT_ATTR_RDONLY)
+      system_fsmount(context, MountFlag.fsmountCloseOnExec, MountFlag.readOnly)
     }
     defer { _ = system_close(mounted) }
     try check(.moveMount, root.path) {
       root.path.withCString {
-        system_move_mount(mounted, "", CXATTR_AT_FDCWD, $0, CXATTR_MOVE_MOUNT_F_EMPTY_PATH)
+        system_move_mount(mounted, "", MountFlag.atWorkingDirectory, $0, MountFlag.emptyPath)
       }
     }
   }

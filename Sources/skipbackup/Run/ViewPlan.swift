@@ -30,7 +30,12 @@ final class ViewVisitor: ReportingVisitor {
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
     if entry.depth == 0 { return .descend }
-    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
+    let marks: MechanismSet
+    do {
+      marks = try reporter.marks(mechanisms, of: entry)
+    } catch {
+      return reporter.unreadable(error, at: entry)
+    }
     guard !marks.isEmpty else { return .descend }
     // "/" walks as "/a"; any other root as "ROOT/a".
     let start = rootLength == 1 ? 1 : rootLength + 1

@@ -1,4 +1,3 @@
-import CXattr
 import SkipBackupCore
 import SystemPackage
 
@@ -25,16 +24,18 @@ struct WhiteoutLayer: ~Copyable {
   let descriptor: CInt
 
   init() throws(SkipBackupError) {
-    let context = try check(.fsopen, "tmpfs") { system_fsopen("tmpfs", CXATTR_FSOPEN_CLOEXEC) }
+    let context = try check(.fsopen, "tmpfs") {
+      system_fsopen("tmpfs", MountFlag.fsopenCloseOnExec)
+    }
     defer { _ = system_close(context) }
     try check(.fsconfig, "tmpfs") {
-      system_fsconfig(context, CXATTR_FSCONFIG_SET_STRING, "mode", "0755", 0)
+      system_fsconfig(context, MountFlag.setString, "mode", "0755", 0)
     }
     try check(.fsconfig, "tmpfs") {
-      system_fsconfig(context, CXATTR_FSCONFIG_CMD_CREATE, nil, nil, 0)
+      system_fsconfig(context, MountFlag.create, nil, nil, 0)
     }
     descriptor = try check(.fsmount, "tmpfs") {
-      system_fsmount(context, CXATTR_FSMOUNT_CLOEXEC, 0)
+      system_fsmount(context, MountFlag.fsmountCloseOnExec, 0)
     }
   }
 
@@ -81,7 +82,7 @@ struct WhiteoutLayer: ~Copyable {
   func attach(at path: FilePath) throws(SkipBackupError) {
     try check(.moveMount, path) {
       path.withCString {
-        system_move_mount(descriptor, "", CXATTR_AT_FDCWD, $0, CXATTR_MOVE_MOUNT_F_EMPTY_PATH)
+        system_move_mount(descriptor, "", MountFlag.atWorkingDirectory, $0, MountFlag.emptyPath)
       }
     }
   }

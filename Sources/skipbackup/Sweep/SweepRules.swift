@@ -116,7 +116,7 @@ struct SweepRules: Sendable {
 
     /// The variable's bytes, or `nil` when it is unset or empty (the XDG rule).
     static func variable(_ name: String) -> [UInt8]? {
-      guard let value = getenv(name) else { return nil }
+      guard let value = system_getenv(name) else { return nil }
       let bytes = Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
       return bytes.isEmpty ? nil : bytes
     }
@@ -130,7 +130,7 @@ struct SweepRules: Sendable {
     var builtInRules = SweepRules()
     for (index, line) in BuiltInRules.lines(environment).enumerated() {
       try builtInRules.parse(
-        line: Array(line.text.utf8), origin: "built-in", name: line.name, environment: environment,
+        line: line.text, origin: "built-in", name: line.name, environment: environment,
         lineNumber: index, builtInNames: [])
     }
     let builtInNames = builtInRules.rules.map(\.name)
