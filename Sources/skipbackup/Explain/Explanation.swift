@@ -130,5 +130,11 @@ struct Explanation {
       output.write(
         "  \(name)  " + (verdict.skips ? "skips it" : "backs it up: \(verdict.needs)") + "\n")
     }
+    // Through the view every tool leaves out what skipbackup counts excluded.
+    if isExcluded {
+      output.write(
+        "  run: every tool above skips it when run through the view: "
+          + "skipbackup run ROOT -- TOOL ... (ROOT a directory above it; docs/backups.md)\n")
+    }
   }
 }
