@@ -698,6 +698,26 @@ extension CLITests {
       #expect(markedItems(home) == swept)
     }
 
+    /// Issue 24, 12: a dry sweep meets what the sweep would: here nobody
+    /// may not write root's node_modules, and both say so, with exit 1.
+    @Test func aDrySweepReportsTheFailuresTheSweepWouldMeet() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let dry = sweep(["-n"], home: home, asNobody: true)
+      let real = sweep([], home: home, asNobody: true)
+      #expect(real.status == 1, "\(real)")
+      #expect(dry.status == real.status, "\(dry)")
+      for result in [dry, real] {
+        #expect(
+          result.errors.hasPrefix("skipbackup: \(home)/a/node_modules: permission denied"),
+          "\(result)")
+      }
+      #expect(getfattrMarkedPaths(home).isEmpty)
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

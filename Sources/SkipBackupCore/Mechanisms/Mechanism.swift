@@ -50,8 +50,15 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
     try perform(.remove, on: item)
   }
 
+  /// Throws what marking `item`, or clearing its mark, would fail with,
+  /// and writes nothing: a dry run's look at what the run would meet
+  /// (a FIFO, /proc, a file for `cachedir`, another user's file).
+  public func check(_ item: FileItem) throws(SkipBackupError) {
+    _ = try perform(.check, on: item)
+  }
+
   /// What is done with a mark.
-  private enum Operation { case read, write, remove }
+  private enum Operation { case read, write, remove, check }
 
   /// Sends `operation` to where this mark is kept: an extended attribute
   /// (AttributeMarks.swift), the inode flag or the tag file. One switch over
@@ -66,6 +73,9 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
     case (.legacy, .read), (.resource, .read), (.xdg, .read): try isAttributeMarked(item)
     case (.legacy, .write), (.resource, .write), (.xdg, .write): try markAttribute(item)
     case (.legacy, .remove), (.resource, .remove), (.xdg, .remove): try clearAttribute(item)
+    case (.legacy, .check), (.resource, .check), (.xdg, .check): try checkAttribute(item)
+    case (.nodump, .check): try NodumpFlag.check(item)
+    case (.cachedir, .check): try CacheDirectoryTag.check(item)
     case (.nodump, .read): try NodumpFlag.isMarked(item)
     case (.nodump, .write): try NodumpFlag.mark(item)
     case (.nodump, .remove): try NodumpFlag.clear(item)

@@ -215,7 +215,10 @@ final class MarkingWorker: ReportingVisitor {
     let changed: Bool
     if run.dryRun {
       let marks = try mechanisms.marks(on: item)
-      changed = run.action == .mark ? marks.count < mechanisms.count : !marks.isEmpty
+      let pending = run.action == .mark ? mechanisms.subtracting(marks) : marks
+      changed = !pending.isEmpty
+      // What the run would fail with, found without writing.
+      if changed { try pending.check(item) }
     } else {
       changed = run.action == .mark ? try mechanisms.mark(item) : try mechanisms.clear(item)
       // A sweep's record goes with a mark cleared, and with a mark a person

@@ -333,15 +333,18 @@ final class SweepVisitor: ReportingVisitor {
       return
     }
     let rule = table.rules[index]
-    if !run.dryRun {
-      do throws(SkipBackupError) {
+    do throws(SkipBackupError) {
+      if run.dryRun {
+        // What the run would fail with, found without writing.
+        try mechanisms.check(entry.item)
+      } else {
         try SweepProvenance(mechanisms: mechanisms, rule: rule.name).write(
           to: entry.item, holdingNoRecord: holdingNoRecord)
         try mechanisms.mark(entry.item)
-      } catch {
-        failed(entry, error)
-        return
       }
+    } catch {
+      failed(entry, error)
+      return
     }
     counts.marked += 1
     let size = run.wantsSizes ? diskUsage(entry) : nil
@@ -369,14 +372,16 @@ final class SweepVisitor: ReportingVisitor {
   )
     -> Bool
   {
-    if !run.dryRun {
-      do throws(SkipBackupError) {
+    do throws(SkipBackupError) {
+      if run.dryRun {
+        try record.mechanisms.check(entry.item)
+      } else {
         try record.mechanisms.clear(entry.item)
         try SweepProvenance.remove(from: entry.item)
-      } catch {
-        failed(entry, error)
-        return false
       }
+    } catch {
+      failed(entry, error)
+      return false
     }
     counts.cleared += 1
     report(
