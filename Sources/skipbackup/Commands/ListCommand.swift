@@ -100,7 +100,11 @@ private final class ListVisitor: ReportingVisitor {
     guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
     let excluded = !marks.isEmpty
     if excluded == wantsExcluded {
-      output.write(entry.pathBytes)
+      if terminator == 0 {
+        output.write(entry.pathBytes)
+      } else {
+        output.writeName(entry.pathBytes)
+      }
       output.write(terminator)
       output.endRecord()
     }

@@ -68,11 +68,9 @@ struct Explanation {
 
   /// What to mark so that a tool skips the item: the marked directory it
   /// inherits from, or the item itself.
-  private var target: (path: String, isDirectory: Bool) {
-    if marks.isEmpty, let inheritedFrom {
-      return (String(decoding: inheritedFrom, as: UTF8.self), true)
-    }
-    return (String(decoding: path, as: UTF8.self), item.isDirectory)
+  private var target: (path: [UInt8], isDirectory: Bool) {
+    if marks.isEmpty, let inheritedFrom { return (inheritedFrom, true) }
+    return (path, item.isDirectory)
   }
 
   /// The marks that exclude the item, own or inherited, in the set's order.
@@ -114,7 +112,7 @@ struct Explanation {
   }
 
   func writeText(to output: Output) {
-    output.write(path)
+    output.writeName(path)
     output.write(isExcluded ? ": excluded\n" : ": included\n")
     output.write(
       "  marks: " + (marks.isEmpty ? "none" : marks.names.joined(separator: ", ")) + "\n")

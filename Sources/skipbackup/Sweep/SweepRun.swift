@@ -433,7 +433,7 @@ final class SweepVisitor: ReportingVisitor {
       output.write(line.finish())
     case .text:
       output.write(excluded ? "[Excluded]    " : "[Included]    ")
-      output.write(path)
+      output.writeName(path)
       output.write("    (")
       if let reason {
         output.write(reason)
