@@ -95,6 +95,21 @@ extension CLITests {
       }
     }
 
+    /// Issue 24, 9: a ROOT given through a link (with or without a
+    /// trailing slash) is followed, as `du -D` does: it counted 0 B.
+    @Test func aRootGivenThroughALinkIsFollowed() throws {
+      let tree = try TemporaryDirectory()
+      _ = markedTree(tree)
+      tree.symlink("link", to: "root")
+      let link = tree.path + "/link"
+      for root in [link, link + "/"] {
+        let usage = try du(arguments: [root])
+        let total = side(usage, "included").bytes + side(usage, "excluded").bytes
+        #expect(total == gnuDu("-B1", path: link + "/"), "\(root): \(usage)")
+        #expect(side(usage, "excluded").bytes > 0)
+      }
+    }
+
     private func du(arguments: [String]) throws -> [String: Any] {
       let result = skipbackup(
         arguments: ["du", "--format", "json"] + arguments.map { Argument($0) })

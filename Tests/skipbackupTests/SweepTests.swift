@@ -718,6 +718,26 @@ extension CLITests {
       #expect(getfattrMarkedPaths(home).isEmpty)
     }
 
+    /// Issue 24, 9: a symlinked $HOME, or a ROOT given through a link
+    /// (with or without a trailing slash), is swept, and undone; it was a
+    /// silent no-op with exit 0.
+    @Test func aHomeOrRootThroughALinkIsSwept() throws {
+      let tree = try TemporaryDirectory()
+      tree.file("real/a/package.json")
+      tree.file("real/a/node_modules/x")
+      tree.symlink("home", to: "real")
+      let home = tree.path + "/home"
+      let real = tree.path + "/real"
+      for arguments in [[], [home], [home + "/"]] {
+        let result = sweep(arguments, home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(markedItems(real) == ["a/node_modules"], "\(arguments): \(result)")
+        let undo = sweep(["--undo"] + arguments, home: home)
+        #expect(undo.status == 0, "\(undo)")
+        #expect(markedItems(real).isEmpty, "\(arguments): \(undo)")
+      }
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

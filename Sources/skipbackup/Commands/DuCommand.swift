@@ -93,7 +93,9 @@ struct DuCommand: ParsableCommand, MountPointHelp {
       for visitor in visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
       let before = diagnostics.failures
       _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
+        root: root,
+        // A ROOT that is a link is followed (as du -D does); nothing below it is.
+        options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: true),
         visitors: visitors)
       let usage = DiskUsage(
         root: rootBytes, visitors: visitors, mechanisms: mechanisms.count, top: top,

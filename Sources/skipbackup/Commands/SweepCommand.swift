@@ -108,7 +108,10 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
       verbose: reporting.verbose, format: format, git: git, diagnostics: diagnostics)
     let visitors = (0..<walkThreads).map { _ in SweepVisitor(run: run, progress: progress) }
-    let options = TreeWalkOptions(oneFileSystem: tree.oneFileSystem, wholeListings: !undo)
+    // A ROOT (or $HOME) that is a link to a directory is what the user means
+    // to sweep: followed, as du -D and find -H do; nothing below it is.
+    let options = TreeWalkOptions(
+      oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: true, wholeListings: !undo)
     for root in rootPaths {
       let walked = root.bytes
       guard let canonical = canonicalPath(walked) else {
