@@ -102,7 +102,7 @@ extension CLITests {
         })
       let marking =
         "[--mechanism <M> ...] [--recursive] [--dereference] [--one-file-system] [--files-from <FILE>] [--null] [--dry-run] [--verbose] [--quiet] [<PATH> ...]"
-      #expect(usage["mark"] == "USAGE: skipbackup mark " + marking)
+      #expect(usage["mark"] == "USAGE: skipbackup mark [--form <form>] " + marking)
       #expect(usage["clear"] == "USAGE: skipbackup clear " + marking)
       #expect(
         usage["status"]

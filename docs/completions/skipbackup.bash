@@ -188,11 +188,15 @@ _skipbackup_mark() {
     repeating_flags=()
     non_repeating_flags=(-R --recursive -L --dereference -x --one-file-system -0 --null -n --dry-run -v --verbose -q --quiet --version -h --help)
     repeating_options=(-m --mechanism)
-    non_repeating_options=(--files-from)
+    non_repeating_options=(--form --files-from)
     __skipbackup_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
+    '--form')
+        __skipbackup_add_completions -W 'local'$'\n''smb'$'\n''smb-native'
+        return
+        ;;
     '-m'|'--mechanism')
         __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion mark -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return

@@ -23,7 +23,7 @@ function __skipbackup_parse_tokens -S
         __skipbackup_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'mark'
-            __skipbackup_parse_subcommand -r 1 'm/mechanism=+' 'R/recursive' 'L/dereference' 'x/one-file-system' 'files-from=' '0/null' 'n/dry-run' 'v/verbose' 'q/quiet' 'version' 'h/help'
+            __skipbackup_parse_subcommand -r 1 'form=' 'm/mechanism=+' 'R/recursive' 'L/dereference' 'x/one-file-system' 'files-from=' '0/null' 'n/dry-run' 'v/verbose' 'q/quiet' 'version' 'h/help'
         case 'clear'
             __skipbackup_parse_subcommand -r 1 'm/mechanism=+' 'R/recursive' 'L/dereference' 'x/one-file-system' 'files-from=' '0/null' 'n/dry-run' 'v/verbose' 'q/quiet' 'version' 'h/help'
         case 'status'
@@ -107,6 +107,7 @@ complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positiona
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'explain' -d 'Say why each item is in or out of backups, and what each backup tool does with it.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'sweep' -d 'Mark what can be downloaded or built again, by rule, and keep those marks current.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_positional "skipbackup" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" form' -l 'form' -d 'Where legacy and resource marks are written: local (user.NAME), smb or smb-native (a Samba share\'s stream, as a Mac client of it sees the mark).' -rfka 'local smb smb-native'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark"' -s 'm' -l 'mechanism' -d 'The marks to act on: legacy (iOS 5.0.1\'s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.' -rfka '(__skipbackup_custom_completion ---completion mark -- --mechanism (count (__skipbackup_tokens -pc)) (__skipbackup_tokens -tC))'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" R recursive' -s 'R' -l 'recursive' -d 'Act on each directory\'s contents too, all the way down. Symbolic links met on the way are never followed.'
 complete -c 'skipbackup' -n '__skipbackup_should_offer_completions_for_flags_or_options "skipbackup mark" L dereference' -s 'L' -l 'dereference' -d 'Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.'

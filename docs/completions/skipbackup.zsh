@@ -77,7 +77,9 @@ _skipbackup() {
 
 _skipbackup_mark() {
     local -i ret=1
+    local -ar ___form=('local' 'smb' 'smb-native')
     local -ar arg_specs=(
+        '--form[Where legacy and resource marks are written\: local (user.NAME), smb or smb-native (a Samba share'\''s stream, as a Mac client of it sees the mark).]:form:{__skipbackup_complete "${___form[@]}"}'
         '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion mark -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'

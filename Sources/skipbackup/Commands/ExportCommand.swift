@@ -229,7 +229,12 @@ private final class ExportVisitor: ReportingVisitor {
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
     if entry.depth == 0 { return .descend }
-    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
+    let marks: MechanismSet
+    do throws(SkipBackupError) {
+      marks = try reporter.marks(mechanisms, of: entry)
+    } catch {
+      return reporter.unreadable(error, at: entry)
+    }
     guard !marks.isEmpty else { return .descend }
     var relative = entry.pathBytes[rootLength...]
     if relative.first == UInt8(ascii: "/") { relative.removeFirst() }

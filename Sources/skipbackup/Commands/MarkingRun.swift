@@ -8,6 +8,8 @@ protocol MarkingCommand: ParsableCommand, DryRunHelp {
   static var action: MarkingRun.Action { get }
   static var defaultMechanisms: MechanismSet { get }
   var options: MarkingOptions<Self> { get }
+  /// The form legacy and resource marks are written in: `mark --form`.
+  var form: MarkForm { get }
 }
 
 extension MarkingCommand {
@@ -17,7 +19,7 @@ extension MarkingCommand {
     try MarkingRun(
       action: Self.action,
       mechanisms: options.mechanisms.mechanisms(default: Self.defaultMechanisms),
-      items: options.items, reporting: options.reporting, dryRun: options.dryRun
+      items: options.items, reporting: options.reporting, dryRun: options.dryRun, form: form
     ).run(on: options.paths)
   }
 }
@@ -56,6 +58,7 @@ struct MarkingRun {
   let items: ItemOptions
   let reporting: ReportingOptions
   let dryRun: Bool
+  let form: MarkForm
 
   func run(on paths: PathArguments) throws {
     let progress = Progress(enabled: items.recursive && !reporting.quiet)
@@ -220,7 +223,9 @@ final class MarkingWorker: ReportingVisitor {
       // What the run would fail with, found without writing.
       if changed { try pending.check(item) }
     } else {
-      changed = run.action == .mark ? try mechanisms.mark(item) : try mechanisms.clear(item)
+      changed =
+        run.action == .mark
+        ? try mechanisms.mark(item, form: run.form) : try mechanisms.clear(item)
       // A sweep's record goes with a mark cleared, and with a mark a person
       // makes again, which becomes theirs: no sweep removes it later. In a
       // recursive run, only where the mark was there already or was removed

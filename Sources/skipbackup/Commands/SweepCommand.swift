@@ -58,7 +58,7 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
     help: ArgumentHelp(
       "How to print each change: text, one line each, or json, one JSON object a line.",
       valueName: "text|json"))
-  var format: StatusCommand.Format = .text
+  var format: OutputFormat = .text
 
   @Argument(
     help: ArgumentHelp("The directories to sweep (default: $HOME).", valueName: "ROOT"),

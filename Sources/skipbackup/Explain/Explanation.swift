@@ -34,20 +34,18 @@ struct Explanation {
       ? try Self.mechanisms.marks(on: fileItem) : []
     var above: [Set<String>] = []
     var nearest: ([UInt8], MechanismSet)?
-    if var directory = try physicalParent(of: path, followSymbolicLinks: followSymbolicLinks) {
-      // Up from the parent to `/`, every directory: a tool may read a mark
-      // that the nearest marked directory does not carry.
-      while true {
-        let length = strlen(directory)
-        let bytes = directory[..<length].map { UInt8(bitPattern: $0) }
-        let found = try Self.mechanisms.marks(
-          on: FileItem(path: FilePath(platformString: directory), followSymbolicLinks: false))
-        above.append(Set(found.names))
-        if nearest == nil && !found.isEmpty { nearest = (bytes, found) }
-        guard length > 1 else { break }
-        let slash = directory[..<length].lastIndex(of: 0x2F)!
-        directory[Swift.max(slash, 1)] = 0
+    // Every directory up to `/`: a tool may read a mark that the nearest
+    // marked directory does not carry.
+    try forEachDirectory(above: path, followSymbolicLinks: followSymbolicLinks) {
+      directory throws(SkipBackupError) in
+      let found = try Self.mechanisms.marks(on: FileItem(borrowingPath: directory))
+      above.append(Set(found.names))
+      if nearest == nil && !found.isEmpty {
+        nearest = (
+          UnsafeRawBufferPointer(start: directory, count: strlen(directory)).map { $0 }, found
+        )
       }
+      return true
     }
     inheritedFrom = nearest?.0
     inheritedMarks = nearest?.1

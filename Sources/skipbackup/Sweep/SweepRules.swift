@@ -116,7 +116,7 @@ struct SweepRules: Sendable {
 
     /// The variable's bytes, or `nil` when it is unset or empty (the XDG rule).
     static func variable(_ name: String) -> [UInt8]? {
-      guard let value = getenv(name) else { return nil }
+      guard let value = system_getenv(name) else { return nil }
       let bytes = Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
       return bytes.isEmpty ? nil : bytes
     }

@@ -21,13 +21,13 @@ final class SweepRun: Sendable {
   let reader: SweepStateReader
   let dryRun: Bool
   let verbose: Bool
-  let format: StatusCommand.Format
+  let format: OutputFormat
   let git: GitIgnored?
   let diagnostics: Diagnostics
 
   init(
     mode: Mode, table: RuleTable, mechanisms: MechanismSet, dryRun: Bool, verbose: Bool,
-    format: StatusCommand.Format, git: GitIgnored?, diagnostics: Diagnostics
+    format: OutputFormat, git: GitIgnored?, diagnostics: Diagnostics
   ) {
     self.mode = mode
     self.table = table

@@ -121,11 +121,8 @@ final class UsageVisitor: ReportingVisitor {
     let status: stat
     do throws(SkipBackupError) {
       status = try entry.item.status()
-    } catch  where error.isNoSuchFile && entry.depth > 0 {
-      return .skipChildren  // gone since its directory was listed
     } catch {
-      reporter.report(error, at: entry)
-      return .skipChildren
+      return reporter.unreadable(error, at: entry)
     }
     let isDirectory = status.st_mode & S_IFMT == S_IFDIR
     var size = apparentSize ? Int64(status.st_size) : Int64(status.st_blocks) * 512
@@ -147,7 +144,12 @@ final class UsageVisitor: ReportingVisitor {
       rule = rootExclusion.rule
     } else if !inherited {
       var sweepRecord = false
-      bits = reporter.marks(mechanisms, of: entry, sweepRecord: &sweepRecord) ?? []
+      do throws(SkipBackupError) {
+        bits = try reporter.marks(mechanisms, of: entry, sweepRecord: &sweepRecord)
+      } catch {
+        // Its size was read, so it counts, as included, as `du -s` counts it.
+        _ = reporter.unreadable(error, at: entry)
+      }
       if !bits.isEmpty && sweepRecord { rule = sweepRule(of: entry.item) }
     }
     let isExcluded = inherited || !bits.isEmpty
