@@ -758,6 +758,36 @@ extension CLITests {
       }
     }
 
+    /// Issue 24, 11: `--rules ""` is a usage error (it was "no rules
+    /// file", and with --no-builtin-rules took back every sweep mark);
+    /// `--rules /dev/zero` is refused (it aborted for want of memory); a
+    /// NUL byte in a line is refused (a path rule marked a shorter path).
+    @Test func anEmptyEndlessOrNULHoldingRulesFileIsRefused() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      tree.file("home/x")
+      #expect(sweep([], home: home).status == 0)
+      let empty = sweep(["--rules", "", "--no-builtin-rules"], home: home)
+      #expect(empty.status == 64, "\(empty)")
+      #expect(empty.errors.contains("--rules takes a file name, not an empty one."))
+      #expect(markedItems(home) == ["a/node_modules"])
+      let zero = sweep(["--rules", "/dev/zero"], home: home)
+      #expect(zero.status == 64, "\(zero)")
+      #expect(
+        zero.errors
+          == "skipbackup: /dev/zero: cannot read the rules file: larger than 1 MiB, which no rules file is\n"
+      )
+      let rules = tree.path + "/rules"
+      FileManager.default.createFile(
+        atPath: rules, contents: Data("path \(home)/x\0/more\n".utf8))
+      let nul = sweep(["--rules", rules], home: home)
+      #expect(nul.status == 64, "\(nul)")
+      #expect(nul.errors.hasPrefix("skipbackup: \(rules):1: the line holds a NUL byte"), "\(nul)")
+      #expect(markedItems(home) == ["a/node_modules"])
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

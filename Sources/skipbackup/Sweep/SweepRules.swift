@@ -208,6 +208,10 @@ struct SweepRules: Sendable {
     }
     func fail(_ reason: String) -> LineError { LineError(origin: origin, reason: reason) }
     func shown(_ bytes: [UInt8]) -> String { String(escapingForDisplay: bytes) }
+    // A path ends at its first NUL: `path /a\0/b` would name /a.
+    if trimmed.contains(0) {
+      throw fail("the line holds a NUL byte, which no name or path can hold")
+    }
     func checkName(_ word: [UInt8], _ what: String) throws(LineError) {
       if word.contains(UInt8(ascii: "/")) || word == [0x2E] || word == [0x2E, 0x2E] {
         throw fail("\(what) '\(shown(word))' must be one name, without '/'")
