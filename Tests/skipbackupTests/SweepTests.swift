@@ -788,6 +788,38 @@ extension CLITests {
       #expect(markedItems(home) == ["a/node_modules"])
     }
 
+    /// Issue 24, 7: `clear -m xdg` on a swept item leaves the record of
+    /// its other marks (which `--undo` still takes back); a sweep with more
+    /// mechanisms adds them to items it marked before; explain advises
+    /// that sweep, not a hand mark.
+    @Test func clearingOneMarkOrAddingMechanismsKeepsTheSweepsRecord() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let modules = home + "/a/node_modules"
+      #expect(sweep([], home: home).status == 0)
+      #expect(recordOf(modules) == "resource node_modules")
+      let advice = skipbackup("explain", Argument(modules))
+      #expect(
+        advice.output.contains("borg2        backs it up: skipbackup sweep -m resource,xdg, "),
+        "\(advice)")
+
+      let more = sweep(["-m", "resource,xdg", "-v"], home: home)
+      #expect(more.status == 0, "\(more)")
+      #expect(peerMarks(modules) == [.resource, .xdg], "\(more)")
+      #expect(recordOf(modules) == "resource,xdg node_modules")
+      let again = sweep(["-m", "resource,xdg", "-v"], home: home)
+      #expect(again.errors.contains("marked 0, cleared 0, already marked 1"), "\(again)")
+
+      #expect(skipbackup("clear", "-m", "xdg", Argument(modules)).status == 0)
+      #expect(peerMarks(modules) == [.resource])
+      #expect(recordOf(modules) == "resource node_modules")
+      #expect(sweep(["--undo"], home: home).status == 0)
+      #expect(peerMarks(modules).isEmpty)
+      #expect(recordOf(modules) == nil)
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

@@ -19,6 +19,10 @@ struct Explanation {
   let inheritedFrom: [UInt8]?
   let inheritedMarks: MechanismSet?
   let rule: String?
+  /// What the sweep's record on the item itself names, when a sweep marked
+  /// it: advice then adds to the sweep's mechanisms, since a mark by hand
+  /// would make the sweep's mark a hand mark (issue 24, 7).
+  let sweptWith: MechanismSet?
   let item: ItemMarks
 
   var isExcluded: Bool { !marks.isEmpty || inheritedFrom != nil }
@@ -49,6 +53,7 @@ struct Explanation {
     }
     inheritedFrom = nearest?.0
     inheritedMarks = nearest?.1
+    sweptWith = marks.isEmpty ? nil : (try? SweepProvenance.read(from: fileItem))?.mechanisms
     if !marks.isEmpty {
       rule = sweepRule(of: fileItem)
     } else if let nearest {
@@ -85,7 +90,8 @@ struct Explanation {
         skips
         ? ""
         : facts.needs(
-          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks)
+          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks,
+          sweptWith: sweptWith?.names)
       return (facts, skips, needs)
     }
   }

@@ -122,8 +122,16 @@ extension ToolFacts {
   /// (the item, or the marked directory it inherits from) or use the
   /// export; `exportMarks` names the marks that exclude it for the export
   /// to read (`-m`), empty when skipbackup does not count it excluded yet.
-  func needs(target: [UInt8], targetIsDirectory: Bool, exportMarks: [String]) -> String {
+  func needs(
+    target: [UInt8], targetIsDirectory: Bool, exportMarks: [String], sweptWith: [String]? = nil
+  ) -> String {
     switch remedy {
+    case .mark(let mark) where sweptWith != nil,
+      .markDirectory(let mark, _) where sweptWith != nil && targetIsDirectory:
+      // `mark` would make the sweep's mark a hand mark: the sweep adds it.
+      let mechanisms = sweptWith! + (sweptWith!.contains(mark) ? [] : [mark])
+      return "skipbackup sweep -m \(mechanisms.joined(separator: ",")), the sweep that marked it "
+        + "with \(mark) added (a mark by hand would take the item from the sweep)"
     case .mark(let mark):
       return "skipbackup mark -m \(mark) \(pathArgument(target))"
     case .markDirectory(let mark, let tool):

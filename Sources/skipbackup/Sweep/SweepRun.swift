@@ -254,14 +254,20 @@ final class SweepVisitor: ReportingVisitor {
           (applies, reason) = table.applies(ruleNamed: record.rule, to: facts)
         }
         if applies {
-          if marks.isSuperset(of: record.mechanisms) {
+          // What the record names and what this run writes: a sweep with
+          // more mechanisms than the one that marked the item adds them
+          // (`sweep -m resource,xdg` said "already marked" on a swept
+          // home, issue 24, 7). Only what this run reads can be seen.
+          let wanted = record.mechanisms.union(isDirectory ? run.mechanisms : run.fileMechanisms)
+          if marks.isSuperset(of: wanted.intersection(reader.mechanisms)) {
             counts.alreadyMarked += 1
             return .skipChildren
           }
-          // Its marks were taken off by hand, the record left: mark again.
+          // Its marks were taken off by hand (the record left), or this
+          // run writes more: mark again, the record naming them all.
           let again = candidate ?? table.rules.firstIndex { $0.name == record.rule }
           if let again {
-            mark(entry, rule: again, isDirectory: isDirectory)
+            mark(entry, rule: again, isDirectory: isDirectory, keeping: record.mechanisms)
             return .skipChildren
           }
         } else if let candidate, keep == nil {
@@ -324,10 +330,12 @@ final class SweepVisitor: ReportingVisitor {
   /// Marks `entry` by `rule`: the record first, then the marks, so that an
   /// interrupted sweep never leaves a mark that looks like a hand mark.
   /// `holdingNoRecord`: the entry's state, just read, shows no record.
+  /// `recorded`: the mechanisms its record names already, which stay.
   private func mark(
-    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false
+    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false,
+    keeping recorded: MechanismSet = []
   ) {
-    let mechanisms = isDirectory ? run.mechanisms : run.fileMechanisms
+    let mechanisms = (isDirectory ? run.mechanisms : run.fileMechanisms).union(recorded)
     guard !mechanisms.isEmpty else {
       counts.skipped += 1
       return
