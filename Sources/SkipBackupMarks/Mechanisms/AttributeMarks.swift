@@ -75,6 +75,11 @@ extension Mechanism {
     }
   }
 
+  func checkAttribute(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try ExtendedAttributes(of: item).checkWritable(attributeName!)
+    return false
+  }
+
   func clearAttribute(_ item: FileItem) throws(SkipBackupError) -> Bool {
     let attributes = ExtendedAttributes(of: item)
     do {

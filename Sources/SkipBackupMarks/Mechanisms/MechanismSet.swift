@@ -143,6 +143,15 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     return changed
   }
 
+  /// Throws what ``mark(_:)`` or ``clear(_:)`` with each member would
+  /// fail with (the first error, after all were looked at), writing nothing.
+  public func check(_ item: FileItem) throws(SkipBackupError) {
+    _ = try forEachMember { mechanism throws(SkipBackupError) in
+      try mechanism.check(item)
+      return false
+    }
+  }
+
   /// The members whose mark `item` carries: the walk's hot path, without an
   /// allocation.
   public func marks(on item: FileItem) throws(SkipBackupError) -> MechanismSet {

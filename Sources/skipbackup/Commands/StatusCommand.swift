@@ -205,7 +205,7 @@ final class StatusReport {
     // A StaticString: its bytes are copied at once, with no String to read.
     let state: StaticString = excluded ? "[Excluded]    " : "[Included]    "
     output.write(state)
-    output.write(path)
+    output.writeName(path)
   }
 }
 
