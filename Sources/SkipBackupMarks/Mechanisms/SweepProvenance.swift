@@ -137,7 +137,7 @@ public struct SweepProvenance: Hashable, Sendable {
   /// The corresponding C functions are `listxattr(2)`, and `getxattr(2)`
   /// for a record in the first form.
   public static func read(from item: FileItem) throws(SkipBackupError) -> SweepProvenance? {
-    let attributes = try ItemAttributes(of: item)
+    let attributes = try ItemAttributes(readingRecordOf: item)
     if let record = attributes.record { return record }
     guard attributes.recordInValue else { return nil }
     return try readValue(from: item)
