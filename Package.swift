@@ -34,15 +34,42 @@ let package = Package(
       name: "CNcurses",
       linkerSettings: [.linkedLibrary("ncursesw"), .linkedLibrary("tinfo")]
     ),
-    // Attributes, mechanisms and the tree walk, with no Foundation, so that the
-    // tool starts as fast as a C program.
+    // The layers below the Apple API, one target each, so that the compiler
+    // keeps the architecture: a layer can import only the layers below it.
+    // The system layer: every raw call as a system_* wrapper, SystemCall,
+    // SkipBackupError and its messages, the one write loop, debug-only mocking.
     .target(
-      name: "SkipBackupCore",
+      name: "SkipBackupSystem",
       dependencies: [
         "CXattr",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
+    ),
+    // Attributes and mechanisms: FileItem, ExtendedAttributes, the five
+    // mechanisms, inheritance, the sweep's records, replacement files.
+    .target(
+      name: "SkipBackupMarks",
+      dependencies: [
+        "CXattr", "SkipBackupSystem",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // The descriptor-relative tree walk, on one thread or several.
+    .target(
+      name: "SkipBackupWalk",
+      dependencies: [
+        "CXattr", "SkipBackupSystem", "SkipBackupMarks",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // The three layers as one module, with no Foundation: what the tool and
+    // the Apple API import.
+    .target(
+      name: "SkipBackupCore",
+      dependencies: ["SkipBackupSystem", "SkipBackupMarks", "SkipBackupWalk"]
     ),
     // The library people import: the core plus Apple's API on URL and FilePath.
     .target(
@@ -54,6 +81,7 @@ let package = Package(
       dependencies: [
         "SkipBackupCore",
         "CNcurses",
+        .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

@@ -55,6 +55,36 @@ import TestSupport
       }
     }
 
+    /// A Mac's marks as a Linux Samba server keeps them (MacServerForms.swift)
+    /// come from the same listing: an item without those names costs what
+    /// it did (one `listxattrat`, no value), the resource stream no value
+    /// either, and the legacy stream one value, its own.
+    @Test func sambaStreamsAreReadFromTheSameListing() throws {
+      defer { try? directory.close() }
+      setfattr(file, "user.DosStream.AFP_AfpInfo:$DATA", hex: "0100")
+      setfattr(file, "user.DOSATTRIB", hex: "00")
+      try MockingDriver.withMocking { driver throws in
+        #expect(try MechanismSet.all.marks(on: item) == [])
+        #expect(driver.calls[.listxattrat] == 1)
+        #expect(driver.calls[.getxattrat] == nil, "no candidate name, no value read")
+      }
+      setfattr(
+        file, "user.DosStream.com.apple.metadata\u{F022}com_apple_backup_excludeItem:$DATA",
+        hex: Names.resourceValueHex + "00")
+      try MockingDriver.withMocking { driver throws in
+        #expect(try MechanismSet.all.marks(on: item) == .resource)
+        #expect(driver.calls[.listxattrat] == 1)
+        #expect(driver.calls[.getxattrat] == nil, "the resource value counts by its presence")
+      }
+      setfattr(file, "user.DosStream.com.apple.MobileBackup:$DATA", hex: "0100")
+      try MockingDriver.withMocking { driver throws in
+        #expect(try MechanismSet.all.marks(on: item) == [.legacy, .resource])
+        #expect(try MechanismSet.legacy.marks(on: item) == .legacy)
+        #expect(driver.calls[.listxattrat] == 2)
+        #expect(driver.calls[.getxattrat] == 2, "legacy's stream: its first byte must not be 0")
+      }
+    }
+
     // MARK: - ENOSYS: the *xattrat calls missing (Linux before 6.13, Debian 12)
 
     /// Without `getxattrat` the value is read through `/proc/self/fd/DIR/a`

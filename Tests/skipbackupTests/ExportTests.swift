@@ -243,4 +243,53 @@ import TestSupport
     let exact = backup == listed
     #expect(exact, "restic: \(difference(backup, listed))")
   }
+
+  /// Issue 24, 2: in a sticky directory others may write (as /tmp), root's
+  /// `export -o` neither follows another user's link (to root's 0600 file,
+  /// or to a device) nor writes their file, whatever fs.protected_symlinks
+  /// and fs.protected_regular say (0 in many containers); its own output
+  /// there is root's and no one else may write it.
+  @Test func anotherUsersLinkOrFileInAStickyDirectoryIsRefused() throws {
+    let (tree, root) = try tree([Bytes("marked")])
+    defer { withExtendedLifetime(tree) {} }
+    chmod(tree.path, 0o755)
+    let shared = tree.path + "/shared"
+    Make.directory(Bytes(shared))
+    chmod(shared, 0o1777)
+    let secret = tree.path + "/secret"
+    FileManager.default.createFile(atPath: secret, contents: Data("root only\n".utf8))
+    chmod(secret, 0o600)
+    let planted = """
+      ln -s \(secret) \(shared)/link && ln -s /dev/null \(shared)/device \
+        && umask 0 && echo theirs > \(shared)/theirs
+      """
+    try check(run(["sh", "-c", Argument(planted)], asNobody: true))
+
+    for (name, what) in [
+      ("link", "a symbolic link"), ("device", "a symbolic link"), ("theirs", "a regular file"),
+    ] {
+      let result = skipbackup(
+        "export", "--for", "rsync", "-o", Argument(shared + "/" + name), Argument(root))
+      #expect(result.status == 1, "\(name): \(result)")
+      #expect(
+        result.errors.hasPrefix(
+          "skipbackup: \(shared)/\(name): \(what) that another user owns, in a sticky directory"),
+        "\(result)")
+    }
+    #expect(try String(contentsOfFile: secret, encoding: .utf8) == "root only\n")
+    #expect(try String(contentsOfFile: shared + "/theirs", encoding: .utf8) == "theirs\n")
+    var status = stat()
+    #expect(lstat(shared + "/theirs", &status) == 0 && status.st_uid != 0)
+
+    // Root's own output there, and root's own link there, are written.
+    let own = shared + "/own"
+    try check(skipbackup("export", "--for", "rsync", "-o", Argument(own), Argument(root)))
+    #expect(lstat(own, &status) == 0 && status.st_uid == 0 && status.st_mode & 0o022 == 0)
+    let target = tree.path + "/target"
+    FileManager.default.createFile(atPath: target, contents: Data())
+    Make.symbolicLink(target, at: Bytes(shared + "/mine"))
+    try check(
+      skipbackup("export", "--for", "rsync", "-o", Argument(shared + "/mine"), Argument(root)))
+    #expect(try String(contentsOfFile: target, encoding: .utf8).contains("marked"))
+  }
 }

@@ -565,6 +565,261 @@ extension CLITests {
       #expect(again.output.contains("git no longer ignores it"), "\(again)")
     }
 
+    /// Issue 24, 1: a repository's own configuration names programs
+    /// (`core.fsmonitor` is the reproduction; hooks, filters, a pager,
+    /// includes beside it), and the caller's environment points git
+    /// elsewhere; the gitignore rule runs none of them, and still marks
+    /// what git ignores. Root with `safe.directory=*` on another user's
+    /// repository too.
+    @Test func aRepositorysConfigurationRunsNothing() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      let repo = home + "/repo"
+      tree.file("home/repo/.gitignore", "*.log\n")
+      tree.file("home/repo/.gitattributes", "* filter=evil diff=evil\n")
+      tree.file("home/repo/run.log")
+      tree.file("home/repo/keep.txt")
+      #expect(run(["git", "init", "-q", Argument(repo)]).status == 0)
+      let pwned = tree.path + "/PWNED"
+      let command = "touch \(pwned); echo"
+      let settings = [
+        ("core.fsmonitor", command), ("core.pager", command), ("pager.ls-files", "true"),
+        ("filter.evil.clean", command), ("filter.evil.smudge", command),
+        ("filter.evil.process", command), ("diff.evil.textconv", command),
+        ("core.sshCommand", command),
+        ("include.path", tree.file("included", "[core]\n\tfsmonitor = \(command)\n")),
+      ]
+      for (key, value) in settings {
+        #expect(
+          run(["git", "-C", Argument(repo), "config", "--add", Argument(key), Argument(value)])
+            .status == 0)
+      }
+      for hook in [
+        "post-index-change", "pre-commit", "reference-transaction", "fsmonitor-watchman",
+      ] {
+        let path = tree.file("home/repo/.git/hooks/" + hook, "#!/bin/sh\ntouch \(pwned)\n")
+        chmod(path, 0o755)
+      }
+      let rules = tree.file("rules", "gitignore\n")
+      let hostile = [
+        "GIT_DIR": tree.path + "/nowhere", "GIT_WORK_TREE": tree.path,
+        "GIT_CONFIG_PARAMETERS": "'core.fsmonitor'='\(command)'",
+        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": command, "GIT_EXEC_PATH": tree.path + "/nowhere",
+      ]
+      let result = sweep(
+        ["--rules", rules, "--no-builtin-rules"], home: home, environment: hostile)
+      #expect(result.status == 0, "\(result)")
+      #expect(markedItems(home) == ["repo/run.log"])
+      #expect(access(pwned, F_OK) != 0, "a repository's configuration ran a program")
+
+      // Root, sweeping another user's repository, where the user's own
+      // configuration trusts every directory.
+      #expect(skipbackup("clear", "-R", Argument(home)).status == 0)
+      #expect(run(["chown", "-R", "nobody:nogroup", Argument(repo)]).status == 0)
+      let gitHome = tree.directory("githome")
+      tree.file("githome/.gitconfig", "[safe]\n\tdirectory = *\n")
+      let asRoot = sweep(
+        ["--rules", rules, "--no-builtin-rules", home], home: home,
+        environment: ["HOME": gitHome])
+      #expect(asRoot.status == 0, "\(asRoot)")
+      #expect(markedItems(home) == ["repo/run.log"])
+      #expect(access(pwned, F_OK) != 0, "a repository's configuration ran a program as root")
+    }
+
+    /// Issue 24, 3: a group member plants a sweep record on the owner's
+    /// hand-marked file; neither the owner's `--undo` nor a sweep takes
+    /// the owner's nodump flag and xdg mark away. A record on an item only
+    /// its owner may write is still honoured.
+    @Test func aRecordOthersMayHaveWrittenTakesNothingBack() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let home = tree.directory("home")
+      let notes = tree.file("home/notes")
+      #expect(run(["chgrp", "nogroup", Argument(notes)]).status == 0)
+      chmod(notes, 0o664)
+      #expect(skipbackup("mark", "-m", "nodump,xdg", Argument(notes)).status == 0)
+      let forged = run(
+        ["setfattr", "-n", "user.skipbackup.sweep.nodump,xdg:forged", Argument(notes)],
+        asNobody: true)
+      #expect(forged.status == 0, "\(forged)")
+      #expect(recordOf(notes) == "nodump,xdg forged")
+      func nodump() -> Bool {
+        run(["lsattr", "-d", Argument(notes)]).output.prefix(while: { $0 != " " }).contains("d")
+      }
+
+      for arguments in [["--undo"], []] {
+        let result = sweep(arguments + [home], home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(peerMarks(notes) == [.xdg], "\(arguments)")
+        #expect(nodump(), "\(arguments)")
+      }
+      let undo = sweep(["--undo", "-v", home], home: home)
+      #expect(undo.output.contains("\(notes)    (left as it is: others may write it"), "\(undo)")
+
+      // Only the owner may write it now: the same record is honoured.
+      chmod(notes, 0o644)
+      #expect(sweep(["--undo", home], home: home).status == 0)
+      #expect(peerMarks(notes).isEmpty)
+      #expect(!nodump())
+    }
+
+    /// Issue 24, 6: git giving no answer (a corrupt index: exit 128) is
+    /// not git no longer ignoring, and a ROOT below the work tree's top
+    /// asks git there: neither takes back a mark git still wants.
+    @Test func gitGivingNoAnswerOrARootBelowTheTopTakesNothingBack() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/repo/.gitignore", "*.log\n")
+      tree.file("home/repo/keep.txt")
+      tree.file("home/repo/run.log")
+      tree.file("home/repo/src/main.c")
+      tree.file("home/repo/src/build.log")
+      #expect(run(["git", "init", "-q", Argument(home + "/repo")]).status == 0)
+      let rules = tree.file("rules", "gitignore\n")
+      let swept: Set = ["repo/run.log", "repo/src/build.log"]
+      #expect(sweep(["--rules", rules, "--no-builtin-rules"], home: home).status == 0)
+      #expect(markedItems(home) == swept)
+
+      for root in [home + "/repo/src", home + "/repo/src/"] {
+        let below = sweep(["--rules", rules, "--no-builtin-rules", "-v", root], home: home)
+        #expect(below.status == 0, "\(below)")
+        #expect(markedItems(home) == swept, "\(root): \(below)")
+      }
+
+      let index = home + "/repo/.git/index"
+      FileManager.default.createFile(atPath: index, contents: Data("garbage".utf8))
+      let unanswered = sweep(["--rules", rules, "--no-builtin-rules"], home: home)
+      #expect(unanswered.status == 1, "\(unanswered)")
+      #expect(unanswered.errors.contains("git ls-files could not say what git ignores here"))
+      #expect(markedItems(home) == swept, "\(unanswered)")
+      unlink(index)
+      #expect(sweep(["--rules", rules, "--no-builtin-rules"], home: home).status == 0)
+      #expect(markedItems(home) == swept)
+    }
+
+    /// Issue 24, 12: a dry sweep meets what the sweep would: here nobody
+    /// may not write root's node_modules, and both say so, with exit 1.
+    @Test func aDrySweepReportsTheFailuresTheSweepWouldMeet() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let dry = sweep(["-n"], home: home, asNobody: true)
+      let real = sweep([], home: home, asNobody: true)
+      #expect(real.status == 1, "\(real)")
+      #expect(dry.status == real.status, "\(dry)")
+      for result in [dry, real] {
+        #expect(
+          result.errors.hasPrefix("skipbackup: \(home)/a/node_modules: permission denied"),
+          "\(result)")
+      }
+      #expect(getfattrMarkedPaths(home).isEmpty)
+    }
+
+    /// Issue 24, 9: a symlinked $HOME, or a ROOT given through a link
+    /// (with or without a trailing slash), is swept, and undone; it was a
+    /// silent no-op with exit 0.
+    @Test func aHomeOrRootThroughALinkIsSwept() throws {
+      let tree = try TemporaryDirectory()
+      tree.file("real/a/package.json")
+      tree.file("real/a/node_modules/x")
+      tree.symlink("home", to: "real")
+      let home = tree.path + "/home"
+      let real = tree.path + "/real"
+      for arguments in [[], [home], [home + "/"]] {
+        let result = sweep(arguments, home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(markedItems(real) == ["a/node_modules"], "\(arguments): \(result)")
+        let undo = sweep(["--undo"] + arguments, home: home)
+        #expect(undo.status == 0, "\(undo)")
+        #expect(markedItems(real).isEmpty, "\(arguments): \(undo)")
+      }
+    }
+
+    /// Issue 24, 5: a keep glob written through a symbolic link, `.` or
+    /// `..` keeps what it names (`keep ~/proj/app*` with `proj -> code`
+    /// matched nothing, so kept items were marked).
+    @Test func aKeepGlobThroughALinkDotOrDotDotStillKeeps() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/code/app1/package.json")
+      tree.file("home/code/app1/node_modules/x")
+      tree.file("home/code/lib/package.json")
+      tree.file("home/code/lib/node_modules/x")
+      tree.symlink("home/proj", to: "code")
+      for keep in ["~/proj/app*", "~/proj/./app*", "~/code/../proj/app*", "~/proj/app*/."] {
+        let rules = tree.file("rules", "keep \(keep)\n")
+        let result = sweep(["--rules", rules], home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(markedItems(home) == ["code/lib/node_modules"], "\(keep): \(result)")
+        #expect(sweep(["--undo"], home: home).status == 0)
+      }
+    }
+
+    /// Issue 24, 11: `--rules ""` is a usage error (it was "no rules
+    /// file", and with --no-builtin-rules took back every sweep mark);
+    /// `--rules /dev/zero` is refused (it aborted for want of memory); a
+    /// NUL byte in a line is refused (a path rule marked a shorter path).
+    @Test func anEmptyEndlessOrNULHoldingRulesFileIsRefused() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      tree.file("home/x")
+      #expect(sweep([], home: home).status == 0)
+      let empty = sweep(["--rules", "", "--no-builtin-rules"], home: home)
+      #expect(empty.status == 64, "\(empty)")
+      #expect(empty.errors.contains("--rules takes a file name, not an empty one."))
+      #expect(markedItems(home) == ["a/node_modules"])
+      let zero = sweep(["--rules", "/dev/zero"], home: home)
+      #expect(zero.status == 64, "\(zero)")
+      #expect(
+        zero.errors
+          == "skipbackup: /dev/zero: cannot read the rules file: larger than 1 MiB, which no rules file is\n"
+      )
+      let rules = tree.path + "/rules"
+      FileManager.default.createFile(
+        atPath: rules, contents: Data("path \(home)/x\0/more\n".utf8))
+      let nul = sweep(["--rules", rules], home: home)
+      #expect(nul.status == 64, "\(nul)")
+      #expect(nul.errors.hasPrefix("skipbackup: \(rules):1: the line holds a NUL byte"), "\(nul)")
+      #expect(markedItems(home) == ["a/node_modules"])
+    }
+
+    /// Issue 24, 7: `clear -m xdg` on a swept item leaves the record of
+    /// its other marks (which `--undo` still takes back); a sweep with more
+    /// mechanisms adds them to items it marked before; explain advises
+    /// that sweep, not a hand mark.
+    @Test func clearingOneMarkOrAddingMechanismsKeepsTheSweepsRecord() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let modules = home + "/a/node_modules"
+      #expect(sweep([], home: home).status == 0)
+      #expect(recordOf(modules) == "resource node_modules")
+      let advice = skipbackup("explain", Argument(modules))
+      #expect(
+        advice.output.contains("borg2        backs it up: skipbackup sweep -m resource,xdg, "),
+        "\(advice)")
+
+      let more = sweep(["-m", "resource,xdg", "-v"], home: home)
+      #expect(more.status == 0, "\(more)")
+      #expect(peerMarks(modules) == [.resource, .xdg], "\(more)")
+      #expect(recordOf(modules) == "resource,xdg node_modules")
+      let again = sweep(["-m", "resource,xdg", "-v"], home: home)
+      #expect(again.errors.contains("marked 0, cleared 0, already marked 1"), "\(again)")
+
+      #expect(skipbackup("clear", "-m", "xdg", Argument(modules)).status == 0)
+      #expect(peerMarks(modules) == [.resource])
+      #expect(recordOf(modules) == "resource node_modules")
+      #expect(sweep(["--undo"], home: home).status == 0)
+      #expect(peerMarks(modules).isEmpty)
+      #expect(recordOf(modules) == nil)
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")
@@ -619,7 +874,9 @@ extension CLITests {
       let units = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../dist/systemd").standardized.path
       let runtime = try TemporaryDirectory()
-      let files = ["skipbackup-sweep.service", "skipbackup-sweep.timer"].map {
+      let files = [
+        "skipbackup-sweep.service", "skipbackup-sweep.timer", "skipbackup-backup.service",
+      ].map {
         Argument(units + "/" + $0)
       }
       let result = run(

@@ -59,6 +59,7 @@ _skipbackup() {
             'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
             'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'sweep:Mark what can be downloaded or built again, by rule, and keep those marks current.'
+            'run:Run COMMAND where each ROOT shows exactly what list --included lists.'
             'browse:Look through ROOT in a full-screen terminal browser, and mark or clear items there.'
             'help:Show subcommand help information.'
         )
@@ -66,7 +67,7 @@ _skipbackup() {
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|du|explain|sweep|browse|help)
+        mark|clear|status|check|list|export|du|explain|sweep|run|browse|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -78,7 +79,9 @@ _skipbackup() {
 
 _skipbackup_mark() {
     local -i ret=1
+    local -ar ___form=('local' 'smb' 'smb-native')
     local -ar arg_specs=(
+        '--form[Where legacy and resource marks are written\: local (user.NAME), smb or smb-native (a Samba share'\''s stream, as a Mac client of it sees the mark).]:form:{__skipbackup_complete "${___form[@]}"}'
         '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion mark -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-R --recursive)'{-R,--recursive}'[Act on each directory'\''s contents too, all the way down. Symbolic links met on the way are never followed.]'
         '(-L --dereference)'{-L,--dereference}'[Follow a symbolic link given as a PATH and act on its target. Without it, a link stands for itself, and Linux keeps no user attributes on links.]'
@@ -239,6 +242,22 @@ _skipbackup_sweep() {
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         '--format[How to print each change\: text, one line each, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
         '*:ROOT:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_run() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion run -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Leave filesystems mounted below each ROOT out of the view\: each shows as the empty directory it is mounted on.]'
+        '--sweep[Run skipbackup sweep on each ROOT first, with the user'\''s rules.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:ROOT... -- COMMAND:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -145,7 +145,8 @@ final class MarkEditor {
     let items = try! ItemOptions.parse([])
     let reporting = try! ReportingOptions.parse([])
     let run = MarkingRun(
-      action: action, mechanisms: mechanisms, items: items, reporting: reporting, dryRun: false)
+      action: action, mechanisms: mechanisms, items: items, reporting: reporting, dryRun: false,
+      form: .local)
     return MarkingWorker(
       run: run, reporter: Reporter(diagnostics: Diagnostics(), progress: Progress(enabled: false)))
   }

@@ -9,8 +9,9 @@ struct ClearCommand: MarkingCommand {
       Removes the mark of each mechanism chosen with --mechanism, by default all: the three \
       attribute marks legacy, resource and xdg. nodump and cachedir are cleared only when named, \
       as they are written only when named: to undo every mark skipbackup writes, all the way \
-      down, run skipbackup clear -R -m all,nodump,cachedir PATH. An item without a mark is no \
-      error. Only marks are removed: an attribute that says the opposite \
+      down, run skipbackup clear -R -m all,nodump,cachedir PATH. legacy and resource are removed \
+      in every form, the stream a Linux Samba server keeps for a Mac's mark too (mark --form). \
+      An item without a mark is no error. Only marks are removed: an attribute that says the opposite \
       (user.xdg.robots.backup=true) stays, and so does a CACHEDIR.TAG that is not a valid tag. \
       A valid CACHEDIR.TAG is removed only when it holds exactly what skipbackup writes; one \
       that another tool wrote (cargo tags its target directories) is left to that tool and \
@@ -25,4 +26,6 @@ struct ClearCommand: MarkingCommand {
   static let defaultMechanisms: MechanismSet = .all
 
   @OptionGroup var options: MarkingOptions<ClearCommand>
+
+  var form: MarkForm { .local }  // clear removes every form
 }

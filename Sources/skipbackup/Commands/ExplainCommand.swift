@@ -41,7 +41,7 @@ struct ExplainCommand: ParsableCommand {
     help: ArgumentHelp(
       "How to print: text, for a person, or json, one JSON object a PATH.",
       valueName: "text|json"))
-  var format: StatusCommand.Format = .text
+  var format: OutputFormat = .text
 
   @Argument(help: ArgumentHelp("The items to explain.", valueName: "PATH"), completion: .file())
   var paths: [String]

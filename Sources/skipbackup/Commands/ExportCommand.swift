@@ -80,55 +80,53 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
 
   func run() throws {
     let mechanisms = try tree.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet.quiet)
-    let diagnostics = Diagnostics(progress: progress)
     let syntax = tool.syntax
+    // What is wrong before the walk ends the run at once.
+    let early = Diagnostics()
     let rootArgument = RawArguments.path(root)
     let walkRoot: ExportRoot
     do throws(ExportFailure) {
       walkRoot = try syntax.walkRoot(for: rootArgument.bytes)
     } catch {
-      diagnostics.report("\(rootArgument.escapedDescription): \(error.message)")
+      early.report("\(rootArgument.escapedDescription): \(error.message)")
       throw ExitCode.failure
     }
     let rootPath = FilePath(bytes: walkRoot.path)
-    if let reason = excludedRootReason(rootPath, walkRoot, mechanisms, diagnostics) {
-      diagnostics.report(
+    if let reason = excludedRootReason(rootPath, walkRoot, mechanisms, early) {
+      early.report(
         "\(rootPath.escapedDescription): excluded from backups as a whole (\(reason)), so no "
           + "\(tool.rawValue) exclusion file is written: a backup of it should hold nothing")
       throw ExitCode.failure
     }
-    if diagnostics.failures > 0 { throw ExitCode.failure }
+    if early.failures > 0 { throw ExitCode.failure }
 
-    let destination = try openOutput(diagnostics)
+    let destination = try openOutput(early)
     let sink = OutputSink(descriptor: destination.descriptor)
-    let visitors = (0..<walkThreads).map { _ in
+    let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
       ExportVisitor(
         mechanisms: mechanisms, syntax: syntax, root: walkRoot,
         reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
       )
     }
-    _ = walkTree(
-      root: rootPath,
+    run.walk(
+      rootPath,
       options: TreeWalkOptions(
-        oneFileSystem: tree.oneFileSystem,
-        followRootSymbolicLink: walkRoot.followsSymbolicLink),
-      visitors: visitors)
-    for visitor in visitors { visitor.reporter.output.flush() }
-    progress.erase()
-    switch destination {
-    case .inPlace(let descriptor):
-      if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
-        diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
-      }
-    case .replacement(let replacement):
-      do {
-        try replacement.commit()
-      } catch {
-        diagnostics.report(error)
+        oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink))
+    try run.finish {
+      switch destination {
+      case .inPlace(let descriptor):
+        if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
+          run.diagnostics.report(
+            "\(RawArguments.path(output!).escapedDescription): cannot be written")
+        }
+      case .replacement(let replacement):
+        do throws(SkipBackupError) {
+          try replacement.commit()
+        } catch {
+          run.diagnostics.report(error)
+        }
       }
     }
-    if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 
   /// Why ROOT is excluded as a whole, or `nil` when it is not.
@@ -181,7 +179,17 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
         throw ExitCode.failure
       }
     }
-    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC) {
+    // In a sticky directory others may write, another user's link, FIFO or
+    // file is refused, and a link that appears after the look is not followed.
+    let shared: SharedDirectory.Check
+    do {
+      shared = try SharedDirectory.check(path)
+    } catch {
+      diagnostics.report(error)
+      throw ExitCode.failure
+    }
+    let noFollow = shared.shared && !shared.trustedLink ? O_NOFOLLOW : 0
+    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | noFollow) {
     case .success(let descriptor):
       return .inPlace(descriptor)
     case .failure(let errno):
@@ -219,7 +227,12 @@ private final class ExportVisitor: ReportingVisitor {
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
     if entry.depth == 0 { return .descend }
-    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
+    let marks: MechanismSet
+    do throws(SkipBackupError) {
+      marks = try reporter.marks(mechanisms, of: entry)
+    } catch {
+      return reporter.unreadable(error, at: entry)
+    }
     guard !marks.isEmpty else { return .descend }
     var relative = entry.pathBytes[rootLength...]
     if relative.first == UInt8(ascii: "/") { relative.removeFirst() }

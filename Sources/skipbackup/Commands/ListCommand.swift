@@ -47,34 +47,25 @@ struct ListCommand: ParsableCommand, MountPointHelp {
 
   func run() throws {
     let mechanisms = try tree.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet.quiet)
-    let diagnostics = Diagnostics(progress: progress)
     let terminator = null ? 0 : UInt8(ascii: "\n")
     let wantsExcluded = selection == .excluded
-    let visitors = (0..<walkThreads).map { _ in
+    let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
       ListVisitor(
         mechanisms: mechanisms, wantsExcluded: wantsExcluded, terminator: terminator,
         reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
-    let output = visitors[0].reporter.output
+    let output = run.visitors[0].reporter.output
     for root in roots.map(RawArguments.path) {
-      do throws(SkipBackupError) {
-        // A root below a marked directory is excluded as a whole.
-        if try mechanisms.markedAncestor(of: root) != nil {
-          if wantsExcluded { output.write(root, terminator: terminator) }
-          continue
-        }
-      } catch {
-        diagnostics.report(error, after: output)
-        continue
+      switch run.placement(of: root, mechanisms) {
+      case .unmarked:
+        run.walk(root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
+      case .below:
+        // Excluded as a whole.
+        if wantsExcluded { output.write(root, terminator: terminator) }
+      case .unreadable: continue
       }
-      _ = walkTree(
-        root: root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
-        visitors: visitors)
     }
-    for visitor in visitors { visitor.reporter.output.flush() }
-    progress.erase()
-    if diagnostics.failures > 0 { throw ExitCode.failure }
+    try run.finish()
   }
 }
 
@@ -97,10 +88,19 @@ private final class ListVisitor: ReportingVisitor {
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
-    guard let marks = reporter.marks(mechanisms, of: entry) else { return .skipChildren }
+    let marks: MechanismSet
+    do throws(SkipBackupError) {
+      marks = try reporter.marks(mechanisms, of: entry)
+    } catch {
+      return reporter.unreadable(error, at: entry)
+    }
     let excluded = !marks.isEmpty
     if excluded == wantsExcluded {
-      output.write(entry.pathBytes)
+      if terminator == 0 {
+        output.write(entry.pathBytes)
+      } else {
+        output.writeName(entry.pathBytes)
+      }
       output.write(terminator)
       output.endRecord()
     }

@@ -13,6 +13,13 @@ struct MarkCommand: MarkingCommand {
       modification times and other attributes never change, except that -m cachedir adds \
       CACHEDIR.TAG, a new entry, which changes the directory's modification time.
 
+      With --form smb the legacy and resource marks are written as a Linux Samba server \
+      (vfs_fruit with vfs_streams_xattr) keeps a Mac's: in the stream attribute \
+      user.DosStream.NAME:$DATA, so that a Mac client of the share sees the attribute \
+      com.apple.metadata:com_apple_backup_excludeItem. The form smb is for Samba's default \
+      fruit:encoding = private, smb-native for fruit:encoding = native. The other mechanisms are \
+      written as always, and clear removes the marks in every form.
+
       Exit status: 0 when every item was handled, 1 when any failed (each failure is reported and \
       the other items are still handled), 64 for a usage error.
       """)
@@ -20,5 +27,23 @@ struct MarkCommand: MarkingCommand {
   static let action = MarkingRun.Action.mark
   static let defaultMechanisms: MechanismSet = MechanismSet([.resource])
 
+  @Option(
+    help: ArgumentHelp(
+      "Where legacy and resource marks are written: local (user.NAME), smb or smb-native "
+        + "(a Samba share's stream, as a Mac client of it sees the mark).",
+      valueName: "form"))
+  var form: MarkForm = .local
+
   @OptionGroup var options: MarkingOptions<MarkCommand>
+}
+
+extension MarkForm: ExpressibleByArgument {
+  public init?(argument: String) {
+    guard let form = Self.allCases.first(where: { $0.name == argument }) else { return nil }
+    self = form
+  }
+
+  public static var allValueStrings: [String] { allCases.map(\.name) }
+
+  public var defaultValueDescription: String { name }
 }

@@ -19,6 +19,10 @@ struct Explanation {
   let inheritedFrom: [UInt8]?
   let inheritedMarks: MechanismSet?
   let rule: String?
+  /// What the sweep's record on the item itself names, when a sweep marked
+  /// it: advice then adds to the sweep's mechanisms, since a mark by hand
+  /// would make the sweep's mark a hand mark (issue 24, 7).
+  let sweptWith: MechanismSet?
   let item: ItemMarks
 
   var isExcluded: Bool { !marks.isEmpty || inheritedFrom != nil }
@@ -34,23 +38,22 @@ struct Explanation {
       ? try Self.mechanisms.marks(on: fileItem) : []
     var above: [Set<String>] = []
     var nearest: ([UInt8], MechanismSet)?
-    if var directory = try physicalParent(of: path, followSymbolicLinks: followSymbolicLinks) {
-      // Up from the parent to `/`, every directory: a tool may read a mark
-      // that the nearest marked directory does not carry.
-      while true {
-        let length = strlen(directory)
-        let bytes = directory[..<length].map { UInt8(bitPattern: $0) }
-        let found = try Self.mechanisms.marks(
-          on: FileItem(path: FilePath(platformString: directory), followSymbolicLinks: false))
-        above.append(Set(found.names))
-        if nearest == nil && !found.isEmpty { nearest = (bytes, found) }
-        guard length > 1 else { break }
-        let slash = directory[..<length].lastIndex(of: 0x2F)!
-        directory[Swift.max(slash, 1)] = 0
+    // Every directory up to `/`: a tool may read a mark that the nearest
+    // marked directory does not carry.
+    try forEachDirectory(above: path, followSymbolicLinks: followSymbolicLinks) {
+      directory throws(SkipBackupError) in
+      let found = try Self.mechanisms.marks(on: FileItem(borrowingPath: directory))
+      above.append(Set(found.names))
+      if nearest == nil && !found.isEmpty {
+        nearest = (
+          UnsafeRawBufferPointer(start: directory, count: strlen(directory)).map { $0 }, found
+        )
       }
+      return true
     }
     inheritedFrom = nearest?.0
     inheritedMarks = nearest?.1
+    sweptWith = marks.isEmpty ? nil : (try? SweepProvenance.read(from: fileItem))?.mechanisms
     if !marks.isEmpty {
       rule = sweepRule(of: fileItem)
     } else if let nearest {
@@ -68,11 +71,9 @@ struct Explanation {
 
   /// What to mark so that a tool skips the item: the marked directory it
   /// inherits from, or the item itself.
-  private var target: (path: String, isDirectory: Bool) {
-    if marks.isEmpty, let inheritedFrom {
-      return (String(decoding: inheritedFrom, as: UTF8.self), true)
-    }
-    return (String(decoding: path, as: UTF8.self), item.isDirectory)
+  private var target: (path: [UInt8], isDirectory: Bool) {
+    if marks.isEmpty, let inheritedFrom { return (inheritedFrom, true) }
+    return (path, item.isDirectory)
   }
 
   /// The marks that exclude the item, own or inherited, in the set's order.
@@ -89,7 +90,8 @@ struct Explanation {
         skips
         ? ""
         : facts.needs(
-          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks)
+          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks,
+          sweptWith: sweptWith?.names)
       return (facts, skips, needs)
     }
   }
@@ -114,7 +116,7 @@ struct Explanation {
   }
 
   func writeText(to output: Output) {
-    output.write(path)
+    output.writeName(path)
     output.write(isExcluded ? ": excluded\n" : ": included\n")
     output.write(
       "  marks: " + (marks.isEmpty ? "none" : marks.names.joined(separator: ", ")) + "\n")
@@ -131,6 +133,12 @@ struct Explanation {
         verdict.facts.name + String(repeating: " ", count: width - verdict.facts.name.count)
       output.write(
         "  \(name)  " + (verdict.skips ? "skips it" : "backs it up: \(verdict.needs)") + "\n")
+    }
+    // Through the view every tool leaves out what skipbackup counts excluded.
+    if isExcluded {
+      output.write(
+        "  run: every tool above skips it when run through the view: "
+          + "skipbackup run ROOT -- TOOL ... (ROOT a directory above it; docs/backups.md)\n")
     }
   }
 }

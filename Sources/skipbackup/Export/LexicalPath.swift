@@ -52,14 +52,14 @@ enum LexicalPath {
     guard let dot = try? FileItem(path: ".", followSymbolicLinks: true).status() else {
       return nil
     }
-    if let pwd = getenv("PWD"), pwd.pointee == CChar(bitPattern: slash) {
+    if let pwd = system_getenv("PWD"), pwd.pointee == CChar(bitPattern: slash) {
       let named = try? FileItem(path: FilePath(platformString: pwd), followSymbolicLinks: true)
         .status()
       if let named, named.st_dev == dot.st_dev, named.st_ino == dot.st_ino {
         return Array(UnsafeRawBufferPointer(start: pwd, count: strlen(pwd)))
       }
     }
-    guard let directory = getcwd(nil, 0) else { return nil }
+    guard let directory = system_getcwd() else { return nil }
     defer { free(directory) }
     return Array(UnsafeRawBufferPointer(start: directory, count: strlen(directory)))
   }

@@ -1,6 +1,10 @@
 import SkipBackupCore
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// What every walk thread of a sweep shares: the rules, what to write, how
 /// to report. Nothing in it changes during the walk but the git index,
 /// which has its own lock.
@@ -17,13 +21,13 @@ final class SweepRun: Sendable {
   let reader: SweepStateReader
   let dryRun: Bool
   let verbose: Bool
-  let format: StatusCommand.Format
+  let format: OutputFormat
   let git: GitIgnored?
   let diagnostics: Diagnostics
 
   init(
     mode: Mode, table: RuleTable, mechanisms: MechanismSet, dryRun: Bool, verbose: Bool,
-    format: StatusCommand.Format, git: GitIgnored?, diagnostics: Diagnostics
+    format: OutputFormat, git: GitIgnored?, diagnostics: Diagnostics
   ) {
     self.mode = mode
     self.table = table
@@ -59,8 +63,11 @@ final class SweepRoot: Sendable {
   let pathRuleDirectoryLengths: [Bool]
   /// A path rule that names the ROOT itself.
   let rootRule: Int?
+  /// Whether the ROOT lies inside a git work tree whose top is above it.
+  let insideWorkTree: Bool
 
-  init(walked: [UInt8], canonical: [UInt8], table: RuleTable) {
+  init(walked: [UInt8], canonical: [UInt8], table: RuleTable, insideWorkTree: Bool = false) {
+    self.insideWorkTree = insideWorkTree
     walkedLength = walked == [UInt8(ascii: "/")] ? 0 : walked.count
     canonicalPrefix = canonical == [UInt8(ascii: "/")] ? [] : canonical
     var byDirectory: [[UInt8]: [(name: [UInt8], rule: Int)]] = [:]
@@ -118,6 +125,8 @@ final class SweepVisitor: ReportingVisitor {
     var listing: DirectoryListing?
     var pathRules: [(name: [UInt8], rule: Int)] = []
     var ignored: Set<[UInt8]>?
+    /// git was asked about this directory (or one above) and gave no answer.
+    var gitUnanswered = false
   }
 
   init(run: SweepRun, progress: Progress) {
@@ -143,10 +152,14 @@ final class SweepVisitor: ReportingVisitor {
       }
     }
     if let git = run.git {
-      if listing.contains(Self.gitDirectory), let failure = git.scan(workTree: Array(path)) {
-        reporter.report("\(failure); the gitignore rule is left out there")
+      // Depth 1: the ROOT's own entries.
+      let asks = listing.contains(Self.gitDirectory) || (depth == 1 && root?.insideWorkTree == true)
+      if asks, let failure = git.scan(workTree: Array(path)) {
+        reporter.report(
+          "\(failure); the gitignore rule is left out there, and its marks are left as they are")
       }
       directory.ignored = git.ignored(in: path)
+      directory.gitUnanswered = git.isUnanswered(path)
     }
     entriesNamed[depth] = !directory.pathRules.isEmpty || directory.ignored != nil
     directories[depth] = directory
@@ -192,11 +205,13 @@ final class SweepVisitor: ReportingVisitor {
     do throws(SkipBackupError) {
       state = try reader.state(of: entry.item)
     } catch {
-      failed(entry, error)
-      return .skipChildren
+      return reporter.unreadable(error, at: entry)
     }
+    // A record on an item others may write may be forged: its marks are
+    // then as good as hand marks (docs/sweep.md, "What a record proves").
+    let hasRecord = state.hasRecord && recordIsTrusted(entry)
     // Nearly every item: no rule, no record.
-    if !state.hasRecord && candidate == nil {
+    if !hasRecord && candidate == nil {
       return state.marks.isEmpty ? .descend : .skipChildren
     }
 
@@ -204,7 +219,7 @@ final class SweepVisitor: ReportingVisitor {
       table.keeps.isEmpty
       ? nil : table.keep(covering: absolutePath(path), isDirectory: isDirectory)
     var marks = state.marks
-    if state.hasRecord {
+    if hasRecord {
       let record: SweepProvenance?
       do {
         // The record came with the names, but for one in a value (the
@@ -232,18 +247,26 @@ final class SweepVisitor: ReportingVisitor {
             item: entry.item, isDirectory: isDirectory, name: name,
             siblings: depth > 0 ? directories[depth].listing : nil,
             absolutePath: absolutePath(path),
-            isIgnored: depth > 0 && directories[depth].ignored?.contains(Array(name)) == true)
+            // A ROOT's parent is not asked, nor a directory git gave no answer for.
+            isIgnored: depth == 0 || directories[depth].gitUnanswered
+              ? nil : directories[depth].ignored?.contains(Array(name)) == true)
           (applies, reason) = table.applies(ruleNamed: record.rule, to: facts)
         }
         if applies {
-          if marks.isSuperset(of: record.mechanisms) {
+          // What the record names and what this run writes: a sweep with
+          // more mechanisms than the one that marked the item adds them
+          // (`sweep -m resource,xdg` said "already marked" on a swept
+          // home, issue 24, 7). Only what this run reads can be seen.
+          let wanted = record.mechanisms.union(isDirectory ? run.mechanisms : run.fileMechanisms)
+          if marks.isSuperset(of: wanted.intersection(reader.mechanisms)) {
             counts.alreadyMarked += 1
             return .skipChildren
           }
-          // Its marks were taken off by hand, the record left: mark again.
+          // Its marks were taken off by hand (the record left), or this
+          // run writes more: mark again, the record naming them all.
           let again = candidate ?? table.rules.firstIndex { $0.name == record.rule }
           if let again {
-            mark(entry, rule: again, isDirectory: isDirectory)
+            mark(entry, rule: again, isDirectory: isDirectory, keeping: record.mechanisms)
             return .skipChildren
           }
         } else if let candidate, keep == nil {
@@ -276,6 +299,19 @@ final class SweepVisitor: ReportingVisitor {
     return .skipChildren
   }
 
+  /// Whether the entry's record can only be its owner's doing (or a
+  /// privileged process's): no one else may write the item, so no one
+  /// else can have set its attributes. The group write bit is the ACL's
+  /// mask where the item has an ACL, so a named user granted write shows
+  /// there too. A group member who planted `user.skipbackup.sweep.nodump,xdg:x`
+  /// on the owner's file made the owner's `--undo` clear the owner's own
+  /// nodump flag and xdg mark (issue 24, 3). Asked only of items that have
+  /// a record (one `fstatat` each).
+  private func recordIsTrusted(_ entry: borrowing TreeEntry) -> Bool {
+    guard let status = try? entry.item.status() else { return false }
+    return status.st_mode & (S_IWGRP | S_IWOTH) == 0
+  }
+
   /// The path rule, or else the gitignore rule, that names the entry
   /// `name` of the directory at `depth`.
   private func namedRule(_ name: UnsafeRawBufferPointer, depth: Int) -> Int? {
@@ -293,24 +329,29 @@ final class SweepVisitor: ReportingVisitor {
   /// Marks `entry` by `rule`: the record first, then the marks, so that an
   /// interrupted sweep never leaves a mark that looks like a hand mark.
   /// `holdingNoRecord`: the entry's state, just read, shows no record.
+  /// `recorded`: the mechanisms its record names already, which stay.
   private func mark(
-    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false
+    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false,
+    keeping recorded: MechanismSet = []
   ) {
-    let mechanisms = isDirectory ? run.mechanisms : run.fileMechanisms
+    let mechanisms = (isDirectory ? run.mechanisms : run.fileMechanisms).union(recorded)
     guard !mechanisms.isEmpty else {
       counts.skipped += 1
       return
     }
     let rule = table.rules[index]
-    if !run.dryRun {
-      do throws(SkipBackupError) {
+    do throws(SkipBackupError) {
+      if run.dryRun {
+        // What the run would fail with, found without writing.
+        try mechanisms.check(entry.item)
+      } else {
         try SweepProvenance(mechanisms: mechanisms, rule: rule.name).write(
           to: entry.item, holdingNoRecord: holdingNoRecord)
         try mechanisms.mark(entry.item)
-      } catch {
-        failed(entry, error)
-        return
       }
+    } catch {
+      failed(entry, error)
+      return
     }
     counts.marked += 1
     let size = run.wantsSizes ? diskUsage(entry) : nil
@@ -338,14 +379,16 @@ final class SweepVisitor: ReportingVisitor {
   )
     -> Bool
   {
-    if !run.dryRun {
-      do throws(SkipBackupError) {
+    do throws(SkipBackupError) {
+      if run.dryRun {
+        try record.mechanisms.check(entry.item)
+      } else {
         try record.mechanisms.clear(entry.item)
         try SweepProvenance.remove(from: entry.item)
-      } catch {
-        failed(entry, error)
-        return false
       }
+    } catch {
+      failed(entry, error)
+      return false
     }
     counts.cleared += 1
     report(
@@ -366,6 +409,14 @@ final class SweepVisitor: ReportingVisitor {
       return failed(entry, error) ? .skipChildren : .descend
     }
     guard let record else { return .descend }
+    guard recordIsTrusted(entry) else {
+      counts.skipped += 1
+      report(
+        entry.pathBytes, excluded: true, marks: record.mechanisms, rule: record.rule,
+        reason: "left as it is: others may write it, so its record may not be a sweep's",
+        size: nil)
+      return .descend
+    }
     _ = takeBack(entry, record, because: "sweep undone: rule \(record.ruleName)")
     return .descend
   }
@@ -389,7 +440,7 @@ final class SweepVisitor: ReportingVisitor {
       output.write(line.finish())
     case .text:
       output.write(excluded ? "[Excluded]    " : "[Included]    ")
-      output.write(path)
+      output.writeName(path)
       output.write("    (")
       if let reason {
         output.write(reason)

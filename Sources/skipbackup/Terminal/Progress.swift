@@ -27,7 +27,7 @@ final class Progress: Sendable {
   }
 
   init(enabled: Bool) {
-    self.isEnabled = enabled && isatty(STDERR_FILENO) == 1
+    self.isEnabled = enabled && system_isatty(STDERR_FILENO) == 1
     self.start = Self.now()
     if isEnabled { ProgressLineOnScreen.eraseOnTermination() }
   }
@@ -64,7 +64,7 @@ final class Progress: Sendable {
 
   private static func now() -> Double {
     var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+    _ = system_clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
   }
 
@@ -94,7 +94,7 @@ enum ProgressLineOnScreen {
     _ = erase.utf8CodeUnitCount
     for signal in [SIGINT, SIGTERM] {
       var old = sigaction()
-      guard sigaction(signal, nil, &old) == 0, old.__sigaction_handler.sa_handler == nil  // SIG_DFL
+      guard system_sigaction(signal, nil, &old) == 0, old.__sigaction_handler.sa_handler == nil  // SIG_DFL
       else { continue }
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { signal in
@@ -108,7 +108,7 @@ enum ProgressLineOnScreen {
         raise(signal)
       }
       sigemptyset(&action.sa_mask)
-      _ = sigaction(signal, &action, nil)
+      _ = system_sigaction(signal, &action, nil)
     }
   }
 }

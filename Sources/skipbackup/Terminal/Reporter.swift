@@ -48,29 +48,35 @@ final class Reporter {
   }
 
   /// Which of `mechanisms` mark `entry`: none for a symbolic link or
-  /// special file, which keep no user attributes, and `nil` when the entry
-  /// is gone since its directory was listed, or cannot be read (that
-  /// failure reported).
-  func marks(_ mechanisms: MechanismSet, of entry: borrowing TreeEntry) -> MechanismSet? {
+  /// special file, which keep no user attributes.
+  @inline(__always)
+  func marks(
+    _ mechanisms: MechanismSet, of entry: borrowing TreeEntry
+  ) throws(SkipBackupError) -> MechanismSet {
     var sweepRecord = false
-    return marks(mechanisms, of: entry, sweepRecord: &sweepRecord)
+    return try marks(mechanisms, of: entry, sweepRecord: &sweepRecord)
   }
 
   /// ``marks(_:of:)``, and whether the entry may carry a sweep's record
   /// (see ``MechanismSet/marks(on:sweepRecord:)``).
+  @inline(__always)
   func marks(
     _ mechanisms: MechanismSet, of entry: borrowing TreeEntry, sweepRecord: inout Bool
-  ) -> MechanismSet? {
+  ) throws(SkipBackupError) -> MechanismSet {
     sweepRecord = false
     guard entry.type.isRegularOrDirectory else { return [] }
-    do throws(SkipBackupError) {
-      return try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
-    } catch  where error.isNoSuchFile && entry.depth > 0 {
-      return nil
-    } catch {
-      report(error, at: entry)
-      return nil
-    }
+    return try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
+  }
+
+  /// What a visitor says of an entry it could not read, the same in every
+  /// command: ``TreeVisit/vanished`` when the entry is gone since its
+  /// directory was listed (the walk looks it up again at its end, and
+  /// counts it if it is still gone), else ``TreeVisit/skipChildren``, with
+  /// the failure reported.
+  func unreadable(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> TreeVisit {
+    if error.isNoSuchFile && entry.depth > 0 { return .vanished }
+    report(error, at: entry)
+    return .skipChildren
   }
 }
 

@@ -1,0 +1,263 @@
+import SkipBackupSystem
+import CXattr
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A `CACHEDIR.TAG` file in a directory, as the Cache Directory Tagging
+/// Specification defines it: ``Mechanism/cachedir``.
+///
+/// GNU tar `--exclude-caches`, borg `--exclude-caches`, restic
+/// `--exclude-caches` and kopia honour it. A tag is a regular file whose
+/// first 43 bytes are exactly `Signature: 8a477f597d28d172789f06886806bc55`.
+///
+/// This mechanism writes a file, so it acts only on directories and only when
+/// asked for by name. It never writes over a `CACHEDIR.TAG` that is not a
+/// valid tag, and clearing removes only the tags it wrote itself.
+public enum CacheDirectoryTag {
+  /// `CACHEDIR.TAG`.
+  public static let fileName = "CACHEDIR.TAG"
+  /// The 43 bytes a tag starts with.
+  public static let signature = Array("Signature: 8a477f597d28d172789f06886806bc55".utf8)
+  /// What a mark writes: the signature and the comment the
+  /// specification suggests.
+  public static let contents = Array(
+    """
+    Signature: 8a477f597d28d172789f06886806bc55
+    # This file is a cache directory tag created by skipbackup.
+    # For information about cache directory tags, see:
+    #\thttps://bford.info/cachedir/
+
+    """.utf8)
+
+  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try withDirectory(item) { directory throws(SkipBackupError) in
+      try hasTag(in: directory, item)
+    } ?? false
+  }
+
+  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let written = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
+      let created: Bool
+      if let unnamed = try unnamedTag(in: directory, item) {
+        created = try link(unnamed, in: directory, item)
+      } else {
+        created = try createInPlace(in: directory, item)
+      }
+      if created { return true }
+      if try hasTag(in: directory, item) { return false }
+      throw SkipBackupError(
+        refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
+    }
+    guard let written else {
+      throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
+    }
+    return written
+  }
+
+  /// Throws what ``mark(_:)`` or ``clear(_:)`` would fail with, and
+  /// leaves the directory as it is: no directory, another tool's or no
+  /// tag's file under the name, or a directory this user may not write
+  /// (an unnamed file, `O_TMPFILE`, made and dropped, answers that as the
+  /// kernel would; where the filesystem cannot make one, that is not
+  /// looked at).
+  static func check(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let checked = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
+      var status = stat()
+      let named = fileName.withCString { name in
+        system_fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0
+      }
+      if named, try !hasTag(in: directory, item) {
+        throw SkipBackupError(
+          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
+      }
+      let opened = valueOrErrno {
+        system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o644)
+      }
+      switch opened {
+      case .success(let file): _ = system_close(file)
+      case .failure(.notSupported), .failure(.isDirectory), .failure(.invalidArgument): break
+      case .failure(let errno):
+        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+      }
+      return false
+    }
+    guard checked != nil else {
+      throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
+    }
+    return false
+  }
+
+  /// A whole tag with no name yet (`O_TMPFILE`), or `nil` where the
+  /// filesystem cannot make one. Written unnamed and then linked, a tag
+  /// appears whole or not at all: a mark killed half-way through leaves no
+  /// short file that would read as another tool's tag (scripts/torture's
+  /// kill rounds found such torn tags when the file was written in place).
+  private static func unnamedTag(
+    in directory: CInt, _ item: FileItem
+  ) throws(SkipBackupError) -> CInt? {
+    switch UnnamedFile.open(in: directory, mode: 0o644) {
+    case .success(let file?):
+      do throws(SkipBackupError) {
+        try writeAll(contents, to: file, item)
+      } catch {
+        _ = system_close(file)
+        throw error
+      }
+      return file
+    case .success(nil):
+      return nil
+    case .failure(let errno):
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+    }
+  }
+
+  /// Names the unnamed tag `file` `CACHEDIR.TAG`; `false` when that name is
+  /// taken.
+  private static func link(
+    _ file: CInt, in directory: CInt, _ item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    defer { _ = system_close(file) }
+    switch UnnamedFile.link(file, in: directory, as: FilePath(fileName)) {
+    case .success: return true
+    case .failure(.fileExists): return false
+    case .failure(let errno):
+      throw SkipBackupError(.linkat, errno, path: item.displayPath.appending(fileName))
+    }
+  }
+
+  /// Where there is no `O_TMPFILE`: the tag created in place (`O_EXCL`);
+  /// `false` when the name is taken.
+  private static func createInPlace(
+    in directory: CInt, _ item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    let created = fileName.withCString { name in
+      valueOrErrno {
+        system_openat(
+          directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+      }
+    }
+    switch created {
+    case .success(let file):
+      defer { _ = system_close(file) }
+      do throws(SkipBackupError) {
+        try writeAll(contents, to: file, item)
+      } catch {
+        // The file is ours (O_EXCL). Left short, it would read as someone
+        // else's CACHEDIR.TAG, which mark and clear never touch again.
+        _ = fileName.withCString { name in system_unlinkat(directory, name, 0) }
+        throw error
+      }
+      return true
+    case .failure(.fileExists):
+      return false
+    case .failure(let errno):
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+    }
+  }
+
+  /// Removes the tag skipbackup wrote: a file that holds exactly
+  /// ``contents``. A valid tag that another tool wrote (cargo tags its
+  /// `target/` directories, restic and borg their caches) is not removed,
+  /// because that tool expects it there: clearing it is refused with an
+  /// error (`SkipBackupError.Refusal.cacheDirectoryTagOfAnotherTool`), so it
+  /// never happens silently and the item is reported still excluded.
+  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
+      switch try tag(in: directory, item) {
+      case nil: return false
+      case .another?:
+        throw SkipBackupError(
+          refusing: .cacheDirectoryTagOfAnotherTool, path: item.displayPath.appending(fileName))
+      case .skipbackup?: break
+      }
+      let removed = fileName.withCString { name in
+        valueOrErrno { system_unlinkat(directory, name, 0) }
+      }
+      switch removed {
+      case .success, .failure(.noSuchFileOrDirectory): return true
+      case .failure(let errno):
+        throw SkipBackupError(.unlinkat, errno, path: item.displayPath.appending(fileName))
+      }
+    } ?? false
+  }
+
+  /// Calls `body` with the item opened as a directory, or returns `nil` when
+  /// the item is not a directory.
+  private static func withDirectory<R>(
+    _ item: FileItem, _ body: (CInt) throws(SkipBackupError) -> R
+  ) throws(SkipBackupError) -> R? {
+    do {
+      return try item.withOpenDescriptor(O_RDONLY | O_DIRECTORY) {
+        directory throws(SkipBackupError) in
+        try body(directory)
+      }
+    } catch  where error.cause == .failed(.openat, .notDirectory) {
+      return nil
+    } catch  where error.errno == .tooManySymbolicLinkLevels && !item.followsSymbolicLinks {
+      return nil  // a symbolic link, not followed: no directory, no tag
+    }
+  }
+
+  /// Whether `directory` holds a regular file `CACHEDIR.TAG` that starts with
+  /// the signature.
+  private static func hasTag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Bool {
+    try tag(in: directory, item) != nil
+  }
+
+  /// Who wrote a tag: skipbackup (the file holds exactly ``contents``) or
+  /// another tool (cargo, restic, borg, a person: any other valid tag).
+  private enum Writer { case skipbackup, another }
+
+  /// The tag in `directory`, or `nil` when there is none: no regular file
+  /// `CACHEDIR.TAG` that starts with the signature.
+  private static func tag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Writer? {
+    let opened = fileName.withCString { name in
+      valueOrErrno {
+        system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
+      }
+    }
+    let file: CInt
+    switch opened {
+    case .success(let descriptor): file = descriptor
+    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return nil
+    case .failure(let errno):
+      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+    }
+    defer { _ = system_close(file) }
+    var status = stat()
+    guard case .success = valueOrErrno({ system_fstat(file, &status) }),
+      status.st_mode & S_IFMT == S_IFREG
+    else { return nil }
+    // One byte more than skipbackup writes tells a longer file from ours.
+    var head = [UInt8](repeating: 0, count: contents.count + 1)
+    var filled = 0
+    reading: while filled < head.count {
+      let count = head.withUnsafeMutableBytes { buffer in
+        valueOrErrno { system_read(file, buffer.baseAddress! + filled, buffer.count - filled) }
+      }
+      switch count {
+      case .success(0): break reading
+      case .success(let count): filled += count
+      case .failure(let errno):
+        throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
+      }
+    }
+    guard filled >= signature.count, head[..<signature.count].elementsEqual(signature) else {
+      return nil
+    }
+    return head[..<filled].elementsEqual(contents) ? .skipbackup : .another
+  }
+
+  private static func writeAll(
+    _ bytes: [UInt8], to file: CInt, _ item: FileItem
+  ) throws(SkipBackupError) {
+    if case .failure(let errno) = OutputDescriptor.writeAll(bytes, to: file) {
+      throw SkipBackupError(.write, errno, path: item.displayPath.appending(fileName))
+    }
+  }
+}

@@ -1,0 +1,279 @@
+import SkipBackupSystem
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Where a Mac's marks land on a Linux file server that shares folders with
+/// Macs: the one table of the names a mark can have on disk, which mark each
+/// name is, and which server stores it so.
+///
+/// A Mac client sends an extended attribute to the server; the server keeps
+/// it in one of these forms (each read from the server's source and seen on
+/// Debian 12's Samba 4.17, docs/format.md):
+///
+/// | form | legacy (`com.apple.MobileBackup`) | resource (`com.apple.metadata:com_apple_backup_excludeItem`) |
+/// | --- | --- | --- |
+/// | ``local`` | `user.com.apple.MobileBackup` | `user.com.apple.metadata:com_apple_backup_excludeItem` |
+/// | ``smb`` | `user.DosStream.com.apple.MobileBackup:$DATA` | `user.DosStream.com.apple.metadata` U+F022 `com_apple_backup_excludeItem:$DATA` |
+/// | ``smbNative`` | as ``smb`` | `user.DosStream.com.apple.metadata:com_apple_backup_excludeItem:$DATA` |
+///
+/// - ``local``: Linux's own name, which `rsync -X` gives a Mac's attribute
+///   and netatalk 3 stores (`libatalk/vfs/extattr.c` puts `user.` before the
+///   name; with `ea = samba` `ea_sys.c` adds one NUL byte to the value).
+/// - ``smb``: Samba with `vfs_fruit` and `vfs_streams_xattr`: a Mac's
+///   attribute reaches it as an alternate data stream, kept in the attribute
+///   `user.DosStream.` STREAM `:$DATA` (`streams_xattr_get_name`), whose
+///   value is the stream's bytes and one byte more, 0: `streams_xattr_openat`
+///   creates the attribute as that one byte ("xattrs need at least 1 byte")
+///   and `streams_xattr_pwrite` keeps it after the data. With fruit's default `fruit:encoding =
+///   private` the ":" of a Mac's name arrives as U+F022 (bytes EF 80 A2,
+///   `macos_ntfs_char` in string_replace.c).
+/// - ``smbNative``: `fruit:encoding = native` with `vfs_catia`: the ":" stays.
+///
+/// With `streams_xattr:store_stream_type = no` Samba leaves `:$DATA` off
+/// (`streams_xattr_get_name`): the reader takes those names too.
+///
+/// What counts is Apple's rule on the stream's bytes, as for the local name:
+/// the resource value counts whenever it is there; the legacy attribute when
+/// its first byte is not 0. Samba's and netatalk's extra byte is at the end,
+/// so the first byte is the stream's: a stream of `01` is `01 00` on disk and
+/// counts, an empty one is `00` and does not. No other `user.DosStream.`
+/// stream counts.
+public enum MarkForm: Int, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+  /// `user.` and the Mac's name: Linux, `rsync -X`, netatalk.
+  case local
+  /// Samba's stream, `fruit:encoding = private` (Samba's default).
+  case smb
+  /// Samba's stream, `fruit:encoding = native`.
+  case smbNative
+
+  /// The form's short name, as `mark --form` takes it.
+  public var name: String {
+    switch self {
+    case .local: "local"
+    case .smb: "smb"
+    case .smbNative: "smb-native"
+    }
+  }
+
+  public var description: String { name }
+
+  /// The attribute that keeps `mechanism`'s mark in this form, for the
+  /// Apple mechanisms (with `:$DATA`, as Samba writes by default).
+  public func attributeName(for mechanism: Mechanism) -> AttributeName? {
+    switch (self, mechanism) {
+    case (.local, _): mechanism.attributeName
+    case (.smb, .legacy), (.smbNative, .legacy): AttributeName(SambaStream.legacy.name)
+    case (.smb, .resource): AttributeName(SambaStream.resourcePrivate.name)
+    case (.smbNative, .resource): AttributeName(SambaStream.resourceNative.name)
+    default: nil
+    }
+  }
+
+  /// The bytes a mark writes in this form: Samba's stream ends with its extra 0.
+  public func value(for mechanism: Mechanism) -> [UInt8]? {
+    guard let value = mechanism.markValue else { return nil }
+    return self == .local ? value : value + [0]
+  }
+}
+
+/// One attribute name under which Samba keeps a Mac's mark: the rows of
+/// ``MarkForm``'s table that start with `user.DosStream.`.
+package enum SambaStream: Int, CaseIterable, Sendable {
+  case legacy, legacyUntyped
+  case resourcePrivate, resourceNative, resourcePrivateUntyped, resourceNativeUntyped
+
+  /// The whole attribute name.
+  package var name: StaticString {
+    switch self {
+    case .legacy: "user.DosStream.com.apple.MobileBackup:$DATA"
+    case .legacyUntyped: "user.DosStream.com.apple.MobileBackup"
+    case .resourcePrivate:
+      "user.DosStream.com.apple.metadata\u{F022}com_apple_backup_excludeItem:$DATA"
+    case .resourceNative: "user.DosStream.com.apple.metadata:com_apple_backup_excludeItem:$DATA"
+    case .resourcePrivateUntyped:
+      "user.DosStream.com.apple.metadata\u{F022}com_apple_backup_excludeItem"
+    case .resourceNativeUntyped: "user.DosStream.com.apple.metadata:com_apple_backup_excludeItem"
+    }
+  }
+
+  /// The mark the stream is.
+  package var mechanism: Mechanism {
+    switch self {
+    case .legacy, .legacyUntyped: .legacy
+    default: .resource
+    }
+  }
+
+  /// How `status -v` names the form.
+  package var label: String {
+    switch self {
+    case .legacy: "Samba stream com.apple.MobileBackup"
+    case .legacyUntyped: "Samba stream com.apple.MobileBackup, store_stream_type = no"
+    case .resourcePrivate:
+      "Samba stream com.apple.metadata:com_apple_backup_excludeItem, fruit:encoding = private"
+    case .resourceNative:
+      "Samba stream com.apple.metadata:com_apple_backup_excludeItem, fruit:encoding = native"
+    case .resourcePrivateUntyped:
+      "Samba stream com.apple.metadata:com_apple_backup_excludeItem, fruit:encoding = private, "
+        + "store_stream_type = no"
+    case .resourceNativeUntyped:
+      "Samba stream com.apple.metadata:com_apple_backup_excludeItem, fruit:encoding = native, "
+        + "store_stream_type = no"
+    }
+  }
+
+  /// The stream whose attribute has the name `name` (one entry of a
+  /// `listxattr` list), if any. The six names differ in length (43, 37, 70,
+  /// 68, 64 and 62 bytes), so the length picks the one candidate and one
+  /// `memcmp` settles it: a name of any other length costs a few
+  /// comparisons of integers, as in `Mechanism.attributeMechanism(named:)`.
+  @inline(__always)
+  package static func named(_ name: UnsafeRawBufferPointer) -> SambaStream? {
+    let stream: SambaStream
+    switch name.count {
+    case SambaStream.legacy.name.utf8CodeUnitCount: stream = .legacy
+    case SambaStream.legacyUntyped.name.utf8CodeUnitCount: stream = .legacyUntyped
+    case SambaStream.resourcePrivate.name.utf8CodeUnitCount: stream = .resourcePrivate
+    case SambaStream.resourceNative.name.utf8CodeUnitCount: stream = .resourceNative
+    case SambaStream.resourcePrivateUntyped.name.utf8CodeUnitCount: stream = .resourcePrivateUntyped
+    case SambaStream.resourceNativeUntyped.name.utf8CodeUnitCount: stream = .resourceNativeUntyped
+    default: return nil
+    }
+    let candidate = stream.name
+    return memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0 ? stream : nil
+  }
+}
+
+/// The Samba streams a listing of an item's attribute names held.
+package struct SambaStreams: OptionSet, Sendable {
+  package let rawValue: UInt8
+  package init(rawValue: UInt8) { self.rawValue = rawValue }
+  package init(_ stream: SambaStream) { rawValue = 1 << UInt8(stream.rawValue) }
+
+  package static let resource: SambaStreams = [
+    .init(.resourcePrivate), .init(.resourceNative), .init(.resourcePrivateUntyped),
+    .init(.resourceNativeUntyped),
+  ]
+
+  package mutating func insert(named name: UnsafeRawBufferPointer) -> Bool {
+    guard let stream = SambaStream.named(name) else { return false }
+    insert(SambaStreams(stream))
+    return true
+  }
+
+  package var members: [SambaStream] {
+    SambaStream.allCases.filter { contains(SambaStreams($0)) }
+  }
+
+  /// Which of `mechanisms` these streams mark on `item`: the resource value
+  /// by its presence, the legacy attribute by its first byte, read only from
+  /// the streams listed.
+  package func marks(
+    for mechanisms: MechanismSet, on item: FileItem
+  ) throws(SkipBackupError) -> MechanismSet {
+    var marks: MechanismSet = []
+    if mechanisms.contains(.resource), !isDisjoint(with: .resource) { marks.insert(.resource) }
+    if mechanisms.contains(.legacy) {
+      for stream in [SambaStream.legacy, .legacyUntyped] where contains(SambaStreams(stream)) {
+        if try stream.isMark(on: item) {
+          marks.insert(.legacy)
+          break
+        }
+      }
+    }
+    return marks
+  }
+}
+
+extension SambaStream {
+  /// Whether the stream's attribute on `item` holds a mark, by Apple's rule
+  /// for its mechanism (see ``MarkForm``).
+  package func isMark(on item: FileItem) throws(SkipBackupError) -> Bool {
+    let attributes = ExtendedAttributes(of: item)
+    do {
+      if mechanism.presenceIsMark { return try attributes.contains(AttributeName(name)) }
+      return try attributes.withValue(of: AttributeName(name)) { $0.map(mechanism.isMark) ?? false }
+    } catch  where error.errno == .notSupported {
+      return false
+    }
+  }
+}
+
+extension MarkForm {
+  /// The forms in which `item` carries a mark of `mechanisms`, by the names
+  /// `status -v` gives them, when a Samba stream is among them (the local
+  /// name alone goes without saying): one listing, and a value read only
+  /// for a legacy name. Read for marked items only.
+  package static func labels(
+    of item: FileItem, mechanisms: MechanismSet
+  ) throws(SkipBackupError) -> [String] {
+    let attributes = try ItemAttributes(of: item)
+    let (local, streams) = (attributes.listed, attributes.streams)
+    if streams.isEmpty { return [] }
+    var labels: [String] = []
+    for mechanism in [Mechanism.legacy, .resource] where mechanisms.includes(mechanism) {
+      if local.includes(mechanism), try mechanism.isAttributeMarked(item) {
+        labels.append(mechanism.attributeName!.description)
+      }
+      for stream in streams.members where stream.mechanism == mechanism {
+        if try stream.isMark(on: item) { labels.append(stream.label) }
+      }
+    }
+    return labels
+  }
+
+  /// Whether `item` carries `mechanism`'s mark in this form's attribute.
+  package func holdsMark(of mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool
+  {
+    switch (self, mechanism) {
+    case (.smb, .legacy), (.smbNative, .legacy): try SambaStream.legacy.isMark(on: item)
+    case (.smb, .resource): try SambaStream.resourcePrivate.isMark(on: item)
+    case (.smbNative, .resource): try SambaStream.resourceNative.isMark(on: item)
+    default: try mechanism.isMarked(item)
+    }
+  }
+
+  /// Writes `mechanism`'s mark on `item` in this form; returns whether
+  /// anything was written (not when the form's attribute holds a mark already).
+  package func mark(_ mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool {
+    guard self != .local, let name = attributeName(for: mechanism),
+      let value = value(for: mechanism)
+    else { return try mechanism.mark(item) }
+    let attributes = ExtendedAttributes(of: item)
+    do {
+      try attributes.setValue(value, of: name, mode: .create)
+      return true
+    } catch  where error.errno == .fileExists {
+      if mechanism.presenceIsMark { return false }
+      if try SambaStream.legacy.isMark(on: item) { return false }
+      try attributes.setValue(value, of: name)
+      return true
+    }
+  }
+
+  /// Removes every Samba stream that keeps a mark of `mechanisms` on `item`
+  /// (a legacy stream only when it is a mark, as the local name): one
+  /// listing, and a removal for each stream listed. Returns whether one was
+  /// removed.
+  package static func clearSambaStreams(
+    _ mechanisms: MechanismSet, on item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    let streams: SambaStreams
+    do {
+      streams = try ItemAttributes(of: item).streams
+    } catch  where error.isRefusedForFileType {
+      return false
+    }
+    var removed = false
+    for stream in streams.members where mechanisms.includes(stream.mechanism) {
+      if !stream.mechanism.presenceIsMark, try !stream.isMark(on: item) { continue }
+      removed =
+        try ExtendedAttributes(of: item).removeValue(of: AttributeName(stream.name)) || removed
+    }
+    return removed
+  }
+}

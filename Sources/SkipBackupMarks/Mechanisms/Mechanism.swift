@@ -1,0 +1,180 @@
+import SkipBackupSystem
+
+/// A way to record that an item stays on the device but out of backups.
+///
+/// Apple has two: iOS 5.0.1's ``legacy`` attribute (``MobileBackupAttribute``)
+/// and, from iOS 5.1, the `isExcludedFromBackup` resource value
+/// (``resource``, ``BackupExcludeItemAttribute``). Linux conventions add
+/// ``xdg`` (``RobotsBackupAttribute``), ``nodump`` (``NodumpFlag``) and
+/// ``cachedir`` (``CacheDirectoryTag``). A ``MechanismSet`` acts with
+/// several at once.
+///
+/// Marking and clearing are idempotent: marking an item that already reads
+/// as marked writes nothing (its ctime stays), and clearing an item without
+/// the mark is no error.
+public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+  /// iOS 5.0.1's `com.apple.MobileBackup` attribute.
+  case legacy
+  /// The `isExcludedFromBackup` resource value of iOS 5.1 and later.
+  case resource
+  /// The freedesktop `user.xdg.robots.backup` attribute.
+  case xdg
+  /// The nodump inode flag (`chattr +d`).
+  case nodump
+  /// A `CACHEDIR.TAG` in a directory.
+  case cachedir
+
+  /// The short name the tool and the documentation use, such as `legacy`.
+  public var name: String { rawValue }
+
+  public var description: String { rawValue }
+
+  /// Whether only directories can carry this mark (a `CACHEDIR.TAG`). A
+  /// recursive run applies such a mechanism to the directories it meets,
+  /// not to the files in them.
+  public var marksDirectoriesOnly: Bool { definition.directoriesOnly }
+
+  /// Whether `item` carries this mark. A filesystem that keeps no user
+  /// attributes carries none.
+  public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try perform(.read, on: item)
+  }
+
+  /// Marks `item`; returns whether anything was written.
+  @discardableResult
+  public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try perform(.write, on: item)
+  }
+
+  /// Removes the mark from `item`; returns whether there was one to remove.
+  @discardableResult
+  public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try perform(.remove, on: item)
+  }
+
+  /// Throws what marking `item`, or clearing its mark, would fail with,
+  /// and writes nothing: a dry run's look at what the run would meet
+  /// (a FIFO, /proc, a file for `cachedir`, another user's file).
+  public func check(_ item: FileItem) throws(SkipBackupError) {
+    _ = try perform(.check, on: item)
+  }
+
+  /// What is done with a mark.
+  private enum Operation { case read, write, remove, check }
+
+  /// Sends `operation` to where the table says this mark is kept: an
+  /// extended attribute (AttributeMarks.swift), the inode flag or the tag
+  /// file. One switch over two closed enums, which allocates nothing: a
+  /// table of closures in its place allocated a closure context on every
+  /// call (`swift_allocObject` in the release build's `Mechanism.mark`),
+  /// once per entry and mechanism in `mark -R`.
+  private func perform(
+    _ operation: Operation, on item: FileItem
+  ) throws(SkipBackupError) -> Bool {
+    switch (definition.store, operation) {
+    case (.attribute, .read): try isAttributeMarked(item)
+    case (.attribute, .write): try markAttribute(item)
+    case (.attribute, .remove): try clearAttribute(item)
+    case (.attribute, .check): try checkAttribute(item)
+    case (.nodumpFlag, .check): try NodumpFlag.check(item)
+    case (.cacheDirectoryTag, .check): try CacheDirectoryTag.check(item)
+    case (.nodumpFlag, .read): try NodumpFlag.isMarked(item)
+    case (.nodumpFlag, .write): try NodumpFlag.mark(item)
+    case (.nodumpFlag, .remove): try NodumpFlag.clear(item)
+    case (.cacheDirectoryTag, .read): try CacheDirectoryTag.isMarked(item)
+    case (.cacheDirectoryTag, .write): try CacheDirectoryTag.mark(item)
+    case (.cacheDirectoryTag, .remove): try CacheDirectoryTag.clear(item)
+    }
+  }
+}
+
+// MARK: - The table of mechanisms
+
+extension Mechanism {
+  /// Where a mechanism keeps its mark.
+  package enum Store: Sendable {
+    /// An extended attribute: its Linux name (with `user.`), the bytes a
+    /// mark writes, and which values count as a mark.
+    case attribute(name: StaticString, mark: StaticString, counts: ValueRule)
+    /// The nodump inode flag, `FS_NODUMP_FL` (`chattr +d`): NodumpFlag.swift.
+    case nodumpFlag
+    /// A `CACHEDIR.TAG` file in a directory: CacheDirectoryTag.swift.
+    case cacheDirectoryTag
+  }
+
+  /// Which values of a mechanism's attribute are a mark.
+  package enum ValueRule: Sendable {
+    /// Any value: the attribute's presence is the mark.
+    case anyValue
+    /// A value whose first byte is not 0.
+    case firstByteNotZero
+    /// Exactly the mark's bytes.
+    case markBytes
+  }
+
+  /// One row of the table of mechanisms.
+  package struct Definition: Sendable {
+    /// Where the mark is kept.
+    package var store: Store
+    /// The mechanism's bit in a ``MechanismSet``.
+    package var bit: UInt8
+    /// Whether only directories can carry the mark.
+    package var directoriesOnly = false
+  }
+
+  /// The table of the mechanisms: where each keeps its mark, with which
+  /// bytes, and what counts as set. A sixth mechanism is a case of
+  /// ``Mechanism`` and a row here, plus its tests (docs/architecture.md).
+  ///
+  /// Every field is a literal (no array, no reference), so reading a row
+  /// on a walk's hot path retains and allocates nothing.
+  package var definition: Definition {
+    switch self {
+    case .legacy:
+      // iOS 5.0.1's attribute, `com.apple.MobileBackup` holding one byte, 1
+      // (QA1719, listing 3); under the name `rsync -X` gives it from a Mac.
+      // It is a mark when its first byte is not 0.
+      Definition(
+        store: .attribute(
+          name: "user.com.apple.MobileBackup", mark: "\u{1}", counts: .firstByteNotZero),
+        bit: 1 << 0)
+    case .resource:
+      // The `isExcludedFromBackup` resource value of iOS 5.1 and macOS: the
+      // attribute `com.apple.metadata:com_apple_backup_excludeItem`, whose
+      // value is the 61-byte binary property list of the string
+      // `com.apple.backupd`, as a Mac writes it:
+      //   "bplist00", 5f 10 11 (an ASCII string whose length, 17, follows),
+      //   "com.apple.backupd", 08 (the offset table: the object at byte 8),
+      //   the trailer: 6 unused bytes, 01 01 (offset and reference sizes),
+      //   1 object (8 bytes), the top object 0 (8), the offset table at 28 (8).
+      // Any value is a mark, as borg reads it and as macOS honours it.
+      Definition(
+        store: .attribute(
+          name: "user.com.apple.metadata:com_apple_backup_excludeItem",
+          mark: """
+            bplist00_\u{10}\u{11}com.apple.backupd\u{8}\0\0\0\0\0\0\u{1}\u{1}\
+            \0\0\0\0\0\0\0\u{1}\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\u{1C}
+            """,
+          counts: .anyValue),
+        bit: 1 << 1)
+    case .xdg:
+      // freedesktop.org's "Common Extended Attributes": only `false` is a
+      // mark (borg 2 reads it so); `true` says the opposite and is left
+      // alone by clear.
+      Definition(
+        store: .attribute(name: "user.xdg.robots.backup", mark: "false", counts: .markBytes),
+        bit: 1 << 2)
+    case .nodump:
+      Definition(store: .nodumpFlag, bit: 1 << 3)
+    case .cachedir:
+      Definition(store: .cacheDirectoryTag, bit: 1 << 4, directoriesOnly: true)
+    }
+  }
+
+  /// The mechanisms kept in an extended attribute, in order: the set
+  /// ``MechanismSet/all``.
+  package static let attributeMechanisms = allCases.filter {
+    if case .attribute = $0.definition.store { return true }
+    return false
+  }
+}

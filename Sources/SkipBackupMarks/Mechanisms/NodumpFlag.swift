@@ -1,0 +1,119 @@
+import SkipBackupSystem
+import CXattr
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The nodump inode flag, `FS_NODUMP_FL`, which `chattr +d` sets:
+/// ``Mechanism/nodump``.
+///
+/// borg `--exclude-nodump`, bsdtar `--nodump` and dump honour it. It is read
+/// with `statx(2)` without opening the item; setting it needs the item's
+/// owner or root, as `chattr` does.
+public enum NodumpFlag {
+  static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    var buffer = statx()
+    let result = item.withAtArguments { directory, path, flags in
+      valueOrErrno { system_statx(directory, path, flags, 0, &buffer) }
+    }
+    _ = try result.get(.statx, item)
+    let nodump = UInt64(STATX_ATTR_NODUMP)
+    if buffer.stx_attributes_mask & nodump != 0 {
+      return buffer.stx_attributes & nodump != 0
+    }
+    // A filesystem that does not report the flag through statx: ask it, for
+    // regular files and directories, the only items that carry inode flags.
+    let type = mode_t(buffer.stx_mode) & S_IFMT
+    guard type == S_IFREG || type == S_IFDIR else { return false }
+    do {
+      return try withFlags(of: item) { flags in flags & FS_NODUMP_FL != 0 }
+    } catch  where Self.keepsNoFlags(error) {
+      return false  // a filesystem without inode flags (procfs, NFS, FAT) carries no mark
+    }
+  }
+
+  static func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    try update(item) { $0 | FS_NODUMP_FL }
+  }
+
+  static func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    do {
+      return try update(item) { $0 & ~FS_NODUMP_FL }
+    } catch  where Self.keepsNoFlags(error) && error.call == .getInodeFlags {
+      return false  // no inode flags here, so nothing to clear
+    } catch  where error.refusal == .inodeFlagsNeedFileOrDirectory {
+      return false  // a link, device, FIFO or socket carries no flag to clear
+    }
+  }
+
+  /// Whether `error` says the filesystem has no inode flags: `ENOTTY` from
+  /// filesystems without the ioctl, `EOPNOTSUPP` from some that have it.
+  private static func keepsNoFlags(_ error: SkipBackupError) -> Bool {
+    (error.call?.isInodeFlags ?? false)
+      && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
+  }
+
+  /// Throws what ``mark(_:)`` or ``clear(_:)`` would fail with, and
+  /// writes nothing: the same refusal of what is no file or directory, the
+  /// same reading of the flags, and what `FS_IOC_SETFLAGS` checks before
+  /// it writes: the caller owns the item (or is root), and the item is
+  /// neither immutable nor append-only. Setting the same flags to find out
+  /// would change the item's ctime.
+  static func check(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let status = try item.status()
+    let type = FileType(rawValue: status.st_mode & S_IFMT)
+    guard type == .regular || type == .directory else {
+      throw SkipBackupError(
+        refusing: .inodeFlagsNeedFileOrDirectory, path: item.displayPath, fileType: type)
+    }
+    let flags = try withFlags(of: item) { $0 }
+    let user = system_geteuid()
+    if (user != 0 && user != status.st_uid) || flags & (FS_IMMUTABLE_FL | FS_APPEND_FL) != 0 {
+      throw SkipBackupError(.setInodeFlags, .notPermitted, path: item.displayPath)
+    }
+    return false
+  }
+
+  /// Changes the flags through `change`; writes only when they differ.
+  ///
+  /// As chattr does, refuses an item that is neither a regular file nor a
+  /// directory before opening it: opening a device can act on the device.
+  private static func update(
+    _ item: FileItem, _ change: (CInt) -> CInt
+  ) throws(SkipBackupError) -> Bool {
+    let type = FileType(rawValue: try item.status().st_mode & S_IFMT)
+    guard type == .regular || type == .directory else {
+      throw SkipBackupError(
+        refusing: .inodeFlagsNeedFileOrDirectory, path: item.displayPath, fileType: type)
+    }
+    return try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) {
+      descriptor throws(SkipBackupError) in
+      var flags = try Self.flags(descriptor, item)
+      let wanted = change(flags)
+      guard wanted != flags else { return false }
+      flags = wanted
+      _ = try valueOrErrno { system_setInodeFlags(descriptor, &flags) }
+        .get(.setInodeFlags, item)
+      return true
+    }
+  }
+
+  private static func withFlags<R>(
+    of item: FileItem, _ body: (CInt) -> R
+  ) throws(SkipBackupError) -> R {
+    try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
+      body(try Self.flags(descriptor, item))
+    }
+  }
+
+  private static func flags(_ descriptor: CInt, _ item: FileItem) throws(SkipBackupError) -> CInt {
+    var flags: CInt = 0
+    _ = try valueOrErrno { system_getInodeFlags(descriptor, &flags) }
+      .get(.getInodeFlags, item)
+    return flags
+  }
+}

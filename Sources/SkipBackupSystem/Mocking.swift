@@ -1,0 +1,163 @@
+// Debug-only mocking of the system calls, in the manner of swift-system's
+// MockingDriver: a test installs a driver on its thread, tells it which call
+// to fail with which errno, and every `system_*` wrapper asks it first. This
+// reaches the error paths a kernel will not produce on demand (ENOSYS from
+// the *xattrat calls, EINTR, ERANGE, EIO, ENOSPC). Release builds compile
+// all of it out, so the wrappers cost nothing more there.
+
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+#if ENABLE_MOCKING
+
+  /// Forces errors on system calls made by the thread it is installed on.
+  ///
+  ///     MockingDriver.withMocking { driver in
+  ///       driver.force(.interrupted, on: .getxattr, times: 1)
+  ///       try attributes.value(of: name)  // EINTR once, retried
+  ///       driver.calls[.getxattr]  // 2
+  ///     }
+  ///
+  /// Only the installing thread is affected: a parallel walk's helper
+  /// threads make their calls unmocked.
+  package final class MockingDriver {
+    private struct Forced {
+      var errno: Errno
+      /// Failures left; `nil` fails every call.
+      var remaining: Int?
+    }
+
+    private var forced: [SystemCall: Forced] = [:]
+    /// What to do just before a numbered call is made, by call and number.
+    private var actions: [SystemCall: [Int: () -> Void]] = [:]
+    /// How many times each call was made (forced failures included).
+    package private(set) var calls: [SystemCall: Int] = [:]
+    /// Whether the `*xattrat` calls answered `ENOSYS`, kept per driver rather
+    /// than for the process, so that a forced `ENOSYS` does not send every
+    /// later test down the fallback.
+    package var xattrAtIsMissing = false
+
+    private init() {}
+
+    /// Makes `call` fail with `errno`: the next `times` calls, or every call
+    /// when `times` is `nil`.
+    package func force(_ errno: Errno, on call: SystemCall, times: Int? = nil) {
+      forced[call] = Forced(errno: errno, remaining: times)
+    }
+
+    /// Runs `action` just before the `number`th call of `call` (counting
+    /// from 1, forced failures included) is made, or forced to fail: a
+    /// test's way to change the filesystem at one exact point of a run, as
+    /// a racing process might, without a timed wait. The action's own calls
+    /// should bypass the `system_*` wrappers (or are counted too).
+    package func perform(before call: SystemCall, number: Int, _ action: @escaping () -> Void) {
+      actions[call, default: [:]][number] = action
+    }
+
+    /// Stops forcing errors on `call`.
+    package func stopForcing(_ call: SystemCall) {
+      forced[call] = nil
+    }
+
+    /// Records a call; the errno to fail it with, if one is forced.
+    fileprivate func intercept(_ call: SystemCall) -> Errno? {
+      calls[call, default: 0] += 1
+      if let action = actions[call]?.removeValue(forKey: calls[call]!) { action() }
+      guard var entry = forced[call] else { return nil }
+      if let remaining = entry.remaining {
+        entry.remaining = remaining - 1
+        forced[call] = remaining > 1 ? entry : nil
+      }
+      return entry.errno
+    }
+
+    /// The driver installed on the current thread, if any.
+    package static var current: MockingDriver? {
+      guard let pointer = pthread_getspecific(mockingKey) else { return nil }
+      return Unmanaged<MockingDriver>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Runs `body` with a fresh driver installed on the current thread;
+    /// drivers nest, the innermost one acting.
+    package static func withMocking<R, E: Error>(
+      _ body: (MockingDriver) throws(E) -> R
+    ) throws(E) -> R {
+      let driver = MockingDriver()
+      let previous = pthread_getspecific(mockingKey)
+      pthread_setspecific(mockingKey, Unmanaged.passUnretained(driver).toOpaque())
+      defer { pthread_setspecific(mockingKey, previous) }
+      return try withExtendedLifetime(driver) { () throws(E) -> R in try body(driver) }
+    }
+  }
+
+  extension MockingDriver {
+    /// Installs, for the rest of the process, a driver on the calling
+    /// thread that forces what `SKIPBACKUP_FORCE_ERRNO` names: a comma-
+    /// separated list of `CALL:ERRNO[:FROM[:TIMES]]`, ERRNO a number or one
+    /// of the names below, failing from the FROMth call on (1 when not
+    /// given), TIMES times (every time when not given), as
+    /// `unshare:EPERM,fsconfig:EINVAL:4:1`. Debug builds only: it is
+    /// how the tests of the tool reach the kernel's refusals of `run`
+    /// (no user namespaces, an overlay that refuses its layer), which a
+    /// test cannot make the kernel give.
+    package static func installFromEnvironment() {
+      guard let value = getenv("SKIPBACKUP_FORCE_ERRNO") else { return }
+      let driver = MockingDriver()
+      let names: [String: Errno] = [
+        "EPERM": .notPermitted, "EINVAL": .invalidArgument, "ENOSPC": .noSpace,
+        "ENOSYS": .noFunction, "EOPNOTSUPP": .notSupported, "EACCES": .permissionDenied,
+        "ENODEV": .operationNotSupportedByDevice, "ENOENT": .noSuchFileOrDirectory,
+      ]
+      for item in String(cString: value).split(separator: ",") {
+        let parts = item.split(separator: ":")
+        guard parts.count >= 2, let call = SystemCall(rawValue: String(parts[0])),
+          let errno = names[String(parts[1])] ?? Int32(parts[1]).map(Errno.init(rawValue:))
+        else { continue }
+        let from = parts.count > 2 ? Int(parts[2]) ?? 1 : 1
+        let times = parts.count > 3 ? Int(parts[3]) : nil
+        driver.perform(before: call, number: from) { driver.force(errno, on: call, times: times) }
+      }
+      pthread_setspecific(mockingKey, Unmanaged.passRetained(driver).toOpaque())
+    }
+  }
+
+  private let mockingKey: pthread_key_t = {
+    var key = pthread_key_t()
+    precondition(pthread_key_create(&key, nil) == 0)
+    return key
+  }()
+
+  /// The errno forced on `call` by the current thread's driver, if any.
+  @inline(__always)
+  internal func mockedErrno(_ call: SystemCall) -> Errno? {
+    MockingDriver.current?.intercept(call)
+  }
+#endif
+
+/// In a debug build, forces the errors `SKIPBACKUP_FORCE_ERRNO` names on
+/// the calling thread (``MockingDriver/installFromEnvironment()``); does
+/// nothing in a release build.
+package func installMockingFromEnvironment() {
+  #if ENABLE_MOCKING
+    MockingDriver.installFromEnvironment()
+  #endif
+}
+
+/// Makes the raw call `body` for `call`; in a debug build under a
+/// ``MockingDriver`` that forces an errno on `call`, returns -1 with that
+/// errno set instead. Release builds inline it to `body()`.
+@inline(__always)
+internal func mocked<I: FixedWidthInteger>(_ call: SystemCall, _ body: () -> I) -> I {
+  #if ENABLE_MOCKING
+    if let forced = mockedErrno(call) {
+      Glibc.errno = forced.rawValue
+      return -1
+    }
+  #endif
+  return body()
+}

@@ -1,0 +1,386 @@
+// The one place where errno becomes a Swift error, and where every error's
+// message is written.
+
+import SystemPackage
+
+/// A call on a file that failed, or an item SkipBackup refuses by itself:
+/// the item's path, what went wrong, and a sentence that says so.
+///
+/// Every throwing API of SkipBackup throws this type. Its ``description``
+/// names the path first, as command-line tools do:
+///
+///     /proc/self/comm: the filesystem here keeps no user extended attributes
+///     (lsetxattr user.com.apple.MobileBackup: Operation not supported)
+///
+/// It is a plain value: making one does no I/O. A caller that can explain an
+/// `EPERM` by the item's type looks the type up and sets ``fileType``.
+public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong: a call the kernel refused, or a refusal of SkipBackup's own.
+  public var cause: Cause
+  /// The item, as the caller named it.
+  public var path: FilePath
+  /// The extended attribute involved, if any.
+  public var attribute: AttributeName?
+  /// What the item is, where that explains the error: Linux refuses user
+  /// attributes on symbolic links, devices, FIFOs and sockets with `EPERM`.
+  public var fileType: FileType?
+  /// What a look at the item after the failure found, where that tells
+  /// why the kernel refused: set by the caller that looked, as
+  /// ``fileType`` is, so that `EPERM` is never blamed on an immutable flag
+  /// nobody checked, nor `EACCES` on the item when a directory on the way
+  /// denied it.
+  public var finding: Finding?
+
+  /// What the item turned out to be, after an `EPERM` or `EACCES`.
+  public enum Finding: Hashable, Sendable {
+    /// Its inode flags say immutable (`chattr +i`).
+    case immutable
+    /// Its inode flags say append-only (`chattr +a`).
+    case appendOnly
+    /// Its inode flags were read: neither immutable nor append-only.
+    case neitherImmutableNorAppendOnly
+    /// A directory with the sticky bit (as /tmp) that someone else owns.
+    case stickyDirectoryOfAnother
+    /// It is on a kernel pseudo-filesystem, which refuses user attributes
+    /// (`EPERM` on /proc's process directories).
+    case pseudoFilesystem(PseudoFilesystem)
+    /// The item cannot even be looked up: a directory on the way to it
+    /// denies search (`x`) permission.
+    case searchDenied
+  }
+
+  /// The kernel's pseudo-filesystems, by the `f_type` `statfs(2)` gives.
+  public enum PseudoFilesystem: UInt, Hashable, Sendable, CaseIterable {
+    case proc = 0x9FA0
+    case sysfs = 0x6265_6572
+    case cgroup = 0x0027_E0EB
+    case cgroup2 = 0x6367_7270
+    case debugfs = 0x6462_6720
+    case tracefs = 0x7472_6163
+    case securityfs = 0x7363_6673
+    case bpf = 0xCAFE_4A11
+
+    /// Its name as /proc/filesystems and mount(8) show it, which is the
+    /// case's name.
+    public var name: String { String(describing: self) }
+  }
+
+  public enum Cause: Hashable, Sendable {
+    /// The C call failed with the error number.
+    case failed(SystemCall, Errno)
+    /// SkipBackup refused before any call could fail.
+    case refused(Refusal)
+  }
+
+  /// A condition SkipBackup refuses by itself, rather than the kernel.
+  public enum Refusal: Hashable, Sendable {
+    /// A symbolic link given where its target is not followed (the tool
+    /// without `-L`): Linux keeps no user attributes on links.
+    case symbolicLinkNotFollowed
+    /// A `CACHEDIR.TAG` that is not a cache directory tag: never overwritten.
+    case foreignCacheDirectoryTag
+    /// A valid `CACHEDIR.TAG` that another tool wrote (its contents differ
+    /// from skipbackup's): clear leaves it to that tool.
+    case cacheDirectoryTagOfAnotherTool
+    /// An item that is not a directory cannot carry a `CACHEDIR.TAG`.
+    case cacheDirectoryTagNeedsDirectory
+    /// Only regular files and directories carry inode flags; others are
+    /// not even opened (opening a device can act on it).
+    case inodeFlagsNeedFileOrDirectory
+    /// A URL that names no file; `url` is the URL as given
+    /// (`https://example.com/x`), which a `FilePath` would change (`//`
+    /// becomes `/`), so the message shows it instead of the path.
+    case notAFileURL(url: String)
+    /// A path with no last component (`/`), which no saved file can replace.
+    case namesNoFile
+    /// A save or copy that would lose the attribute ``attribute`` of the
+    /// old file (or the source): `call` failed with `errno` reading it, or
+    /// writing it on the new file. Nothing is replaced.
+    case attributeNotKept(SystemCall, Errno)
+    /// A copy from, or a save over, anything but a regular file.
+    case notARegularFile
+    /// A save through a symbolic link that leads nowhere, or in a loop.
+    case danglingSymbolicLink
+    /// A link, file or FIFO that another user put in a sticky directory
+    /// others may write (as /tmp): never followed nor written, as the
+    /// kernel's `fs.protected_symlinks` and `fs.protected_regular` refuse.
+    case anotherUsersItemInSharedDirectory
+  }
+
+  /// The failure of `call` with `errno` on the item at `path`.
+  package init(
+    _ call: SystemCall, _ errno: Errno, path: FilePath, attribute: AttributeName? = nil,
+    fileType: FileType? = nil
+  ) {
+    self.cause = .failed(call, errno)
+    self.path = path
+    self.attribute = attribute
+    self.fileType = fileType
+  }
+
+  /// The refusal of the item at `path`.
+  package init(refusing refusal: Refusal, path: FilePath, fileType: FileType? = nil) {
+    self.cause = .refused(refusal)
+    self.path = path
+    self.fileType = fileType
+  }
+
+  /// The error number the call set; `nil` for a refusal.
+  public var errno: Errno? {
+    if case .failed(_, let errno) = cause { return errno }
+    return nil
+  }
+
+  /// The C function that failed, such as `lsetxattr`; `nil` for a refusal.
+  public var call: SystemCall? {
+    if case .failed(let call, _) = cause { return call }
+    return nil
+  }
+
+  /// The refusal, when SkipBackup refused rather than the kernel.
+  public var refusal: Refusal? {
+    if case .refused(let refusal) = cause { return refusal }
+    return nil
+  }
+
+  /// Whether the item was gone when the call was made.
+  public var isNoSuchFile: Bool { errno == .noSuchFileOrDirectory }
+
+  /// Whether the error is a refusal of user attributes on a symbolic link:
+  /// the kernel's, or SkipBackup's before asking it.
+  public var isSymbolicLinkRefusal: Bool {
+    refusal == .symbolicLinkNotFollowed || (errno == .notPermitted && fileType == .symbolicLink)
+  }
+
+  /// Whether the kernel refused because the item is a symbolic link, a
+  /// device, a FIFO or a socket: Linux keeps user attributes on none of them.
+  public var isRefusedForFileType: Bool {
+    guard errno == .notPermitted, let fileType else { return false }
+    return fileType != .regular && fileType != .directory
+  }
+
+  /// What went wrong, in words, without the path.
+  public var reason: String {
+    switch cause {
+    case .refused(let refusal): Self.reason(refusal, fileType, attribute)
+    case .failed(let call, let errno): Self.reason(call, errno, attribute, fileType, finding)
+    }
+  }
+
+  private static func reason(
+    _ refusal: Refusal, _ fileType: FileType?, _ attribute: AttributeName?
+  ) -> String {
+    switch refusal {
+    case .symbolicLinkNotFollowed:
+      return "Linux keeps no user extended attributes on symbolic links"
+    case .foreignCacheDirectoryTag:
+      return "a CACHEDIR.TAG is there that is not a cache directory tag; it is left as it is"
+    case .cacheDirectoryTagOfAnotherTool:
+      return "left in place: this cache directory tag was not written by skipbackup (its "
+        + "contents differ), so another tool such as cargo keeps a cache here and expects it; "
+        + "the directory stays excluded until you remove the tag yourself"
+    case .cacheDirectoryTagNeedsDirectory:
+      return "only a directory can carry a CACHEDIR.TAG"
+    case .inodeFlagsNeedFileOrDirectory:
+      let what = fileType.map { ", and this is \(article($0))" } ?? ""
+      return "only regular files and directories carry the nodump flag (chattr +d)\(what)"
+    case .notAFileURL:
+      return "not a file URL: only files and directories carry backup marks"
+    case .namesNoFile:
+      return "names no file that a save could replace"
+    case .attributeNotKept(let call, let errno):
+      let what = attribute.map { "the attribute \($0)" } ?? "an attribute"
+      let how = call.changesAttributes ? "set on the new file" : "read"
+      return "\(what) cannot be \(how) (\(call): \(errno.description.lowercasedFirst)), "
+        + "and the new file would lose it; nothing was replaced"
+    case .notARegularFile:
+      let what = fileType.map { ", and this is \(article($0))" } ?? ""
+      return "only a regular file can be copied or saved over\(what)"
+    case .danglingSymbolicLink:
+      return "a symbolic link to nothing: a save writes through a link only to a file that "
+        + "exists, and never turns the link into a file"
+    case .anotherUsersItemInSharedDirectory:
+      let what = fileType.map { article($0) } ?? "an item"
+      return "\(what) that another user owns, in a sticky directory others may write (as /tmp): "
+        + "it is neither followed nor written, as the kernel's fs.protected_symlinks and "
+        + "fs.protected_regular refuse; nothing was written (choose a name of your own there)"
+    }
+  }
+
+  private static func reason(
+    _ call: SystemCall, _ errno: Errno, _ attribute: AttributeName?, _ fileType: FileType?,
+    _ finding: Finding?
+  ) -> String {
+    switch errno {
+    case .noSuchFileOrDirectory:
+      return "no such file or directory"
+    case .notSupported:
+      if call.isInodeFlags {
+        return "the filesystem here keeps no nodump flag (chattr +d)"
+      }
+      if let attribute, attribute.namespace == nil {
+        return "'\(attribute)' is in no namespace Linux knows (user., trusted., security., system.)"
+      }
+      return "the filesystem here keeps no user extended attributes "
+        + "(a pseudo-filesystem such as /proc, or one mounted without user_xattr)"
+    case .notPermitted:
+      switch fileType {
+      case .symbolicLink?:
+        return "Linux keeps no user extended attributes on symbolic links"
+      case .some(let type) where type != .regular && type != .directory:
+        return "Linux keeps user extended attributes only on regular files and directories, "
+          + "and this is \(article(type))"
+      default:
+        if call.isInodeFlags {
+          return "operation not permitted: only the owner or root may change inode flags"
+        }
+        return notPermittedReason(finding)
+      }
+    case .permissionDenied:
+      if finding == .searchDenied {
+        return "permission denied: a directory on the way to it lacks search (x) permission "
+          + "for this user"
+      }
+      if call.changesAttributes {
+        return "permission denied: changing its attributes needs write permission on it"
+      }
+      return "permission denied"
+    case .noSpace where call == .write:
+      return "no space left on the device"
+    case .noSpace:
+      return "no space left for extended attributes on this item (ext4 keeps them in one block) "
+        + "or on the device"
+    case .argListTooLong:
+      return "the attribute value is larger than the filesystem allows"
+    case .outOfRange:
+      return "the attribute value kept growing while it was read"
+    case .readOnlyFileSystem:
+      return "read-only file system"
+    case .diskQuotaExceeded:
+      return "disk quota exceeded"
+    // A link that was followed (a save's target) is a loop, not a link refused.
+    case .tooManySymbolicLinkLevels where call == .openat && fileType != .symbolicLink:
+      return "it is a symbolic link, which is not followed"
+    case .tooManyOpenFiles:
+      return "too many open files: the tree is deeper than the limit on open files allows"
+    case .inappropriateIOCTLForDevice:
+      return "the filesystem here keeps no inode flags (chattr)"
+    default:
+      return errno.description.lowercasedFirst
+    }
+  }
+
+  /// `PATH: reason (call attribute: strerror)`; a refusal, where no call
+  /// ran, is `PATH: reason`.
+  public var description: String {
+    switch cause {
+    case .refused(.notAFileURL(let url)):
+      return "\(url): \(reason)"
+    case .refused:
+      return "\(path.escapedDescription): \(reason)"
+    case .failed(let call, let errno):
+      var detail = call.description
+      if let attribute { detail += " \(attribute)" }
+      return "\(path.escapedDescription): \(reason) (\(detail): \(errno.description))"
+    }
+  }
+
+  /// Why a change of a user attribute on a regular file or a directory
+  /// got `EPERM`, by what a look at the item found.
+  private static func notPermittedReason(_ finding: Finding?) -> String {
+    switch finding {
+    case .immutable?:
+      return "operation not permitted: the item is immutable (chattr +i)"
+    case .appendOnly?:
+      return "operation not permitted: the item is append-only (chattr +a)"
+    case .stickyDirectoryOfAnother?:
+      return "operation not permitted: a directory with the sticky bit (as /tmp) that someone "
+        + "else owns keeps its attributes to its owner"
+    case .pseudoFilesystem(let filesystem)?:
+      return "operation not permitted: this is on \(filesystem.name), a kernel "
+        + "pseudo-filesystem that refuses user extended attributes"
+    case .neitherImmutableNorAppendOnly?:
+      return "operation not permitted, though the item is neither immutable nor append-only: "
+        + "it was most likely a symbolic link or special file when the call was made "
+        + "(replaced while this ran), which keep no user extended attributes"
+    case .searchDenied?, nil:
+      return "operation not permitted: the item may be immutable or append-only (chattr +i "
+        + "or +a), or a sticky directory owned by someone else; its flags could not be read"
+    }
+  }
+
+  private static func article(_ type: FileType) -> String {
+    switch type {
+    case .fifo: "a FIFO"
+    case .socket: "a socket"
+    case .characterSpecial: "a character device"
+    case .blockSpecial: "a block device"
+    case .symbolicLink: "a symbolic link"
+    case .directory: "a directory"
+    default: "a regular file"
+    }
+  }
+}
+
+extension String {
+  fileprivate var lowercasedFirst: String {
+    guard let first else { return self }
+    return first.lowercased() + dropFirst()
+  }
+}
+
+extension FilePath {
+  /// The path for messages: bytes as they are, except control characters and
+  /// bytes that are not UTF-8, which are written as escapes (`\n`, `\xff`).
+  public var escapedDescription: String {
+    withCString { pointer in
+      let bytes = UnsafeBufferPointer(
+        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+        count: strlen(pointer))
+      return String(escapingForDisplay: bytes)
+    }
+  }
+}
+
+extension String {
+  /// Text for a terminal from arbitrary bytes: valid UTF-8 kept, control
+  /// characters (C0, DEL and C1) and invalid bytes escaped (`\n`, `\x1b`,
+  /// `\xc2\x9b`, `\xff`).
+  package init(escapingForDisplay bytes: some Collection<UInt8>) {
+    let bytes = Array(bytes)
+    var result = ""
+    var index = 0
+    while index < bytes.count {
+      guard let (scalar, length) = UTF8Scalar.decode(bytes, at: index) else {
+        result += "\\x" + Self.hex(bytes[index])
+        index += 1
+        continue
+      }
+      switch scalar {
+      case "\n": result += "\\n"
+      case "\t": result += "\\t"
+      case "\r": result += "\\r"
+      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        result += "\\x" + Self.hex(UInt8(scalar.value))
+      // The C1 controls (U+0080 to U+009F): U+009B starts a control
+      // sequence as ESC [ does on terminals that read them. Their bytes.
+      case _ where (0x80...0x9F).contains(scalar.value):
+        result += "\\xc2\\x" + Self.hex(UInt8(scalar.value & 0xFF) | 0x80)
+      default: result.unicodeScalars.append(scalar)
+      }
+      index += length
+    }
+    self = result
+  }
+
+  private static func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+  }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif

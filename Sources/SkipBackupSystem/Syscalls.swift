@@ -1,0 +1,576 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// Every raw call the library makes, one `system_` function per C call and
+// no logic, in the manner of swift-system. In debug builds each one first
+// asks the mocking driver (Mocking.swift) whether to fail with a forced
+// errno; release builds compile that out. Errors are made from errno in one
+// place: `valueOrErrno` below.
+
+import CXattr
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+// MARK: - Extended attributes by path
+
+/// The corresponding C function is `getxattr(2)`.
+package func system_getxattr(
+  _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
+  _ value: UnsafeMutableRawPointer?, _ size: Int
+) -> Int {
+  mocked(.getxattr) { getxattr(path, name, value, size) }
+}
+
+/// The corresponding C function is `lgetxattr(2)`.
+package func system_lgetxattr(
+  _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
+  _ value: UnsafeMutableRawPointer?, _ size: Int
+) -> Int {
+  mocked(.lgetxattr) { lgetxattr(path, name, value, size) }
+}
+
+/// The corresponding C function is `setxattr(2)`.
+package func system_setxattr(
+  _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
+  _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
+) -> CInt {
+  mocked(.setxattr) { setxattr(path, name, value, size, flags) }
+}
+
+/// The corresponding C function is `lsetxattr(2)`.
+package func system_lsetxattr(
+  _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>,
+  _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
+) -> CInt {
+  mocked(.lsetxattr) { lsetxattr(path, name, value, size, flags) }
+}
+
+/// The corresponding C function is `listxattr(2)`.
+package func system_listxattr(
+  _ path: UnsafePointer<CChar>, _ list: UnsafeMutablePointer<CChar>?, _ size: Int
+) -> Int {
+  mocked(.listxattr) { listxattr(path, list, size) }
+}
+
+/// The corresponding C function is `llistxattr(2)`.
+package func system_llistxattr(
+  _ path: UnsafePointer<CChar>, _ list: UnsafeMutablePointer<CChar>?, _ size: Int
+) -> Int {
+  mocked(.llistxattr) { llistxattr(path, list, size) }
+}
+
+/// The corresponding C function is `removexattr(2)`.
+package func system_removexattr(
+  _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>
+) -> CInt {
+  mocked(.removexattr) { removexattr(path, name) }
+}
+
+/// The corresponding C function is `lremovexattr(2)`.
+package func system_lremovexattr(
+  _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>
+) -> CInt {
+  mocked(.lremovexattr) { lremovexattr(path, name) }
+}
+
+// MARK: - Extended attributes by descriptor
+
+/// The corresponding C function is `fgetxattr(2)`.
+package func system_fgetxattr(
+  _ fd: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeMutableRawPointer?, _ size: Int
+) -> Int {
+  mocked(.fgetxattr) { fgetxattr(fd, name, value, size) }
+}
+
+/// The corresponding C function is `fsetxattr(2)`.
+package func system_fsetxattr(
+  _ fd: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
+) -> CInt {
+  mocked(.fsetxattr) { fsetxattr(fd, name, value, size, flags) }
+}
+
+/// The corresponding C function is `flistxattr(2)`.
+package func system_flistxattr(
+  _ fd: CInt, _ list: UnsafeMutablePointer<CChar>?, _ size: Int
+) -> Int {
+  mocked(.flistxattr) { flistxattr(fd, list, size) }
+}
+
+/// The corresponding C function is `fremovexattr(2)`.
+package func system_fremovexattr(_ fd: CInt, _ name: UnsafePointer<CChar>) -> CInt {
+  mocked(.fremovexattr) { fremovexattr(fd, name) }
+}
+
+// MARK: - Extended attributes relative to a directory (Linux 6.13)
+
+/// The corresponding C function is `getxattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+package func system_getxattrat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
+  _ name: UnsafePointer<CChar>, _ value: UnsafeMutableRawPointer?, _ size: Int
+) -> Int {
+  mocked(.getxattrat) { cxattr_getxattrat(dirfd, path, atFlags, name, value, size) }
+}
+
+/// The corresponding C function is `setxattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+package func system_setxattrat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
+  _ name: UnsafePointer<CChar>, _ value: UnsafeRawPointer?, _ size: Int, _ flags: CInt
+) -> CInt {
+  mocked(.setxattrat) { cxattr_setxattrat(dirfd, path, atFlags, name, value, size, flags) }
+}
+
+/// The corresponding C function is `listxattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+package func system_listxattrat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt,
+  _ list: UnsafeMutablePointer<CChar>?, _ size: Int
+) -> Int {
+  mocked(.listxattrat) { cxattr_listxattrat(dirfd, path, atFlags, list, size) }
+}
+
+/// The corresponding C function is `removexattrat(2)` (Linux 6.13), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+package func system_removexattrat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ atFlags: CUnsignedInt, _ name: UnsafePointer<CChar>
+) -> CInt {
+  mocked(.removexattrat) { cxattr_removexattrat(dirfd, path, atFlags, name) }
+}
+
+// MARK: - Files and directories
+
+/// The corresponding C function is `openat(2)`, through CXattr because it
+/// is variadic in C.
+package func system_openat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t
+) -> CInt {
+  mocked(.openat) { cxattr_openat(dirfd, path, flags, mode) }
+}
+
+/// The corresponding C function is `close(2)`.
+package func system_close(_ fd: CInt) -> CInt {
+  mocked(.close) { close(fd) }
+}
+
+/// The corresponding C function is `read(2)`.
+package func system_read(_ fd: CInt, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
+  mocked(.read) { read(fd, buffer, size) }
+}
+
+/// The corresponding C function is `write(2)`.
+package func system_write(_ fd: CInt, _ buffer: UnsafeRawPointer?, _ size: Int) -> Int {
+  mocked(.write) { write(fd, buffer, size) }
+}
+
+/// The corresponding C function is `fsync(2)`.
+package func system_fsync(_ fd: CInt) -> CInt {
+  mocked(.fsync) { fsync(fd) }
+}
+
+/// The corresponding C function is `fchmod(2)`.
+package func system_fchmod(_ fd: CInt, _ mode: mode_t) -> CInt {
+  mocked(.fchmod) { fchmod(fd, mode) }
+}
+
+/// The corresponding C function is `getdents64(2)`, through CXattr.
+package func system_getdents64(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ size: Int) -> Int {
+  mocked(.getdents64) { cxattr_getdents64(fd, buffer, size) }
+}
+
+/// The corresponding C function is `fstatat(2)`.
+package func system_fstatat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<stat>, _ flags: CInt
+) -> CInt {
+  mocked(.fstatat) { fstatat(dirfd, path, buffer, flags) }
+}
+
+/// The corresponding C function is `fstat(2)`.
+package func system_fstat(_ fd: CInt, _ buffer: UnsafeMutablePointer<stat>) -> CInt {
+  mocked(.fstat) { fstat(fd, buffer) }
+}
+
+/// The corresponding C function is `statx(2)`, through `syscall(2)` in CXattr.
+package func system_statx(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mask: CUnsignedInt,
+  _ buffer: UnsafeMutablePointer<statx>
+) -> CInt {
+  mocked(.statx) { cxattr_statx(dirfd, path, flags, mask, buffer) }
+}
+
+/// The corresponding C function is `renameat(2)`.
+package func system_renameat(
+  _ olddirfd: CInt, _ oldpath: UnsafePointer<CChar>, _ newdirfd: CInt,
+  _ newpath: UnsafePointer<CChar>
+) -> CInt {
+  mocked(.renameat) { renameat(olddirfd, oldpath, newdirfd, newpath) }
+}
+
+/// The corresponding C function is `linkat(2)`.
+package func system_linkat(
+  _ olddirfd: CInt, _ oldpath: UnsafePointer<CChar>, _ newdirfd: CInt,
+  _ newpath: UnsafePointer<CChar>, _ flags: CInt
+) -> CInt {
+  mocked(.linkat) { linkat(olddirfd, oldpath, newdirfd, newpath, flags) }
+}
+
+/// The corresponding C function is `flock(2)`.
+package func system_flock(_ fd: CInt, _ operation: CInt) -> CInt {
+  mocked(.flock) { flock(fd, operation) }
+}
+
+/// The corresponding C function is `unlinkat(2)`.
+package func system_unlinkat(_ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> CInt {
+  mocked(.unlinkat) { unlinkat(dirfd, path, flags) }
+}
+
+/// The corresponding C function is `realpath(3)`.
+package func system_realpath(
+  _ path: UnsafePointer<CChar>, _ resolved: UnsafeMutablePointer<CChar>?
+) -> UnsafeMutablePointer<CChar>? {
+  #if ENABLE_MOCKING
+    if let forced = mockedErrno(.realpath) {
+      Glibc.errno = forced.rawValue
+      return nil
+    }
+  #endif
+  return realpath(path, resolved)
+}
+
+/// The corresponding C function is `readlinkat(2)`.
+package func system_readlinkat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<CChar>, _ size: Int
+) -> Int {
+  mocked(.readlinkat) { readlinkat(dirfd, path, buffer, size) }
+}
+
+// MARK: - Inode flags (chattr)
+
+/// The corresponding C function is `ioctl(2)` with `FS_IOC_GETFLAGS`, through
+/// CXattr because `ioctl` is variadic in C.
+package func system_getInodeFlags(_ fd: CInt, _ flags: UnsafeMutablePointer<CInt>) -> CInt {
+  mocked(.getInodeFlags) { cxattr_get_inode_flags(fd, flags) }
+}
+
+/// The corresponding C function is `ioctl(2)` with `FS_IOC_SETFLAGS`, through
+/// CXattr because `ioctl` is variadic in C.
+package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> CInt {
+  mocked(.setInodeFlags) { cxattr_set_inode_flags(fd, flags) }
+}
+
+// MARK: - libattr
+
+/// What /etc/xattr.conf says of the attribute `name`: `ATTR_ACTION_SKIP`,
+/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one.
+///
+/// The corresponding C function is `attr_copy_action(3)` (libattr).
+package func system_attr_copy_action(_ name: UnsafePointer<CChar>) -> CInt {
+  attr_copy_action(name, nil)
+}
+
+// MARK: - Process
+
+/// The corresponding C function is `getrlimit(2)`.
+package func system_getrlimit(_ resource: CInt, _ limit: UnsafeMutablePointer<rlimit>) -> CInt {
+  mocked(.getrlimit) { getrlimit(__rlimit_resource_t(UInt32(resource)), limit) }
+}
+
+/// The corresponding C function is `setrlimit(2)`.
+package func system_setrlimit(_ resource: CInt, _ limit: UnsafePointer<rlimit>) -> CInt {
+  mocked(.setrlimit) { setrlimit(__rlimit_resource_t(UInt32(resource)), limit) }
+}
+
+/// The corresponding C function is `fchown(2)`.
+package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
+  mocked(.fchown) { fchown(fd, owner, group) }
+}
+
+/// A pipe whose two ends are closed on exec from the start, so that no
+/// other child (another walk thread may be starting one) inherits them:
+/// `pipe` and then `fcntl` left a window between the two.
+///
+/// The corresponding C function is `pipe2(2)`.
+package func system_pipe2(_ fds: UnsafeMutablePointer<CInt>, _ flags: CInt) -> CInt {
+  mocked(.pipe2) { cxattr_pipe2(fds, flags) }
+}
+
+/// The corresponding C function is `umask(2)`.
+package func system_umask(_ mask: mode_t) -> mode_t {
+  umask(mask)
+}
+
+/// The corresponding C function is `getenv(3)`.
+package func system_getenv(_ name: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
+  getenv(name)
+}
+
+/// The corresponding C function is `getcwd(3)`, which allocates the result
+/// when given no buffer; the caller frees it.
+package func system_getcwd() -> UnsafeMutablePointer<CChar>? {
+  #if ENABLE_MOCKING
+    if let forced = mockedErrno(.getcwd) {
+      Glibc.errno = forced.rawValue
+      return nil
+    }
+  #endif
+  return getcwd(nil, 0)
+}
+
+// MARK: - Terminal and time
+
+/// The corresponding C function is `isatty(3)`.
+package func system_isatty(_ fd: CInt) -> CInt {
+  isatty(fd)
+}
+
+/// The corresponding C function is `clock_gettime(2)`.
+package func system_clock_gettime(_ clock: clockid_t, _ time: UnsafeMutablePointer<timespec>)
+  -> CInt
+{
+  clock_gettime(clock, time)
+}
+
+/// The corresponding C function is `sigaction(2)`.
+package func system_sigaction(
+  _ signal: CInt, _ action: UnsafePointer<sigaction>?, _ old: UnsafeMutablePointer<sigaction>?
+) -> CInt {
+  mocked(.sigaction) { sigaction(signal, action, old) }
+}
+
+// MARK: - Threads
+
+/// The corresponding C function is `pthread_create(3)`, with default attributes.
+package func system_pthread_create(
+  _ thread: UnsafeMutablePointer<pthread_t>,
+  _ start: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
+  _ argument: UnsafeMutableRawPointer?
+) -> CInt {
+  #if ENABLE_MOCKING
+    if let errno = mockedErrno(.pthreadCreate) { return errno.rawValue }
+  #endif
+  return pthread_create(thread, nil, start, argument)
+}
+
+/// The corresponding C function is `pthread_join(3)`.
+package func system_pthread_join(_ thread: pthread_t) -> CInt {
+  #if ENABLE_MOCKING
+    if let errno = mockedErrno(.pthreadJoin) { return errno.rawValue }
+  #endif
+  return pthread_join(thread, nil)
+}
+
+/// The corresponding C function is `pthread_mutex_init(3)`, with default attributes.
+package func system_pthread_mutex_init(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_init(mutex, nil)
+}
+
+/// The corresponding C function is `pthread_mutex_destroy(3)`.
+package func system_pthread_mutex_destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_destroy(mutex)
+}
+
+/// The corresponding C function is `pthread_mutex_lock(3)`.
+package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_lock(mutex)
+}
+
+/// The corresponding C function is `pthread_mutex_unlock(3)`.
+package func system_pthread_mutex_unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_unlock(mutex)
+}
+
+/// The corresponding C function is `pthread_cond_init(3)`, with default attributes.
+package func system_pthread_cond_init(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
+  pthread_cond_init(condition, nil)
+}
+
+/// The corresponding C function is `pthread_cond_destroy(3)`.
+package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthread_cond_t>)
+  -> CInt
+{
+  pthread_cond_destroy(condition)
+}
+
+/// The corresponding C function is `pthread_cond_wait(3)`.
+package func system_pthread_cond_wait(
+  _ condition: UnsafeMutablePointer<pthread_cond_t>, _ mutex: UnsafeMutablePointer<pthread_mutex_t>
+) -> CInt {
+  pthread_cond_wait(condition, mutex)
+}
+
+/// The corresponding C function is `pthread_cond_signal(3)`.
+package func system_pthread_cond_signal(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
+  pthread_cond_signal(condition)
+}
+
+/// The corresponding C function is `pthread_cond_broadcast(3)`.
+package func system_pthread_cond_broadcast(_ condition: UnsafeMutablePointer<pthread_cond_t>)
+  -> CInt
+{
+  pthread_cond_broadcast(condition)
+}
+
+/// The corresponding C function is `sysconf(3)`.
+package func system_sysconf(_ name: CInt) -> Int {
+  mocked(.sysconf) { sysconf(name) }
+}
+
+/// The corresponding C function is `poll(2)`.
+package func system_poll(
+  _ descriptors: UnsafeMutablePointer<pollfd>, _ count: Int, _ timeout: CInt
+)
+  -> CInt
+{
+  mocked(.poll) { poll(descriptors, nfds_t(count), timeout) }
+}
+
+// MARK: - From errno to a result
+
+/// Runs a raw call until it is not interrupted; -1 becomes the errno.
+/// Inlinable, so that the layers above get it specialized (AttributeName.withCString).
+@inlinable @inline(__always)
+package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
+  while true {
+    let result = call()
+    if result != -1 { return .success(result) }
+    let errno = Errno.current
+    if errno != .interrupted { return .failure(errno) }
+  }
+}
+
+extension Errno {
+  /// The calling thread's `errno`: the one place that reads the C variable.
+  @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }
+
+  /// The error number a call returns instead of setting `errno`
+  /// (`posix_spawn`, the `pthread` calls).
+  package init(returned code: CInt) { self.init(rawValue: code) }
+}
+
+// MARK: - Looking at an item to explain a refusal (issue 9)
+
+/// The corresponding C function is `fstatfs(2)`.
+package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) -> CInt {
+  mocked(.fstatfs) { fstatfs(fd, buffer) }
+}
+
+/// The corresponding C function is `geteuid(2)`.
+package func system_geteuid() -> uid_t {
+  geteuid()
+}
+
+// MARK: - Mount namespaces and the new mount API (skipbackup run, issue 22)
+
+/// The flags of the mount calls below, for the tool, which does not import
+/// CXattr (whose header has them: Swift cannot see the kernel's macros).
+package enum MountFlag {
+  package static let atWorkingDirectory = CXATTR_AT_FDCWD
+  package static let pathOnly = CXATTR_O_PATH
+  package static let newMountNamespace = CXATTR_CLONE_NEWNS
+  package static let newUserNamespace = CXATTR_CLONE_NEWUSER
+  package static let recursive = CXATTR_MS_REC
+  package static let `private` = CXATTR_MS_PRIVATE
+  package static let fsopenCloseOnExec = CXATTR_FSOPEN_CLOEXEC
+  package static let setFlag = CXATTR_FSCONFIG_SET_FLAG
+  package static let setString = CXATTR_FSCONFIG_SET_STRING
+  package static let create = CXATTR_FSCONFIG_CMD_CREATE
+  package static let fsmountCloseOnExec = CXATTR_FSMOUNT_CLOEXEC
+  package static let readOnly = CXATTR_MOUNT_ATTR_RDONLY
+  package static let emptyPath = CXATTR_MOVE_MOUNT_F_EMPTY_PATH
+}
+
+/// The corresponding C function is `unshare(2)`, through CXattr: glibc
+/// declares it only under `_GNU_SOURCE`.
+package func system_unshare(_ flags: CInt) -> CInt {
+  mocked(.unshare) { cxattr_unshare(flags) }
+}
+
+/// The corresponding C function is `mount(2)`, through `syscall(2)` in
+/// CXattr: `<sys/mount.h>` clashes with `<linux/fs.h>` in glibc 2.36.
+package func system_mount(
+  _ source: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>,
+  _ type: UnsafePointer<CChar>?, _ flags: UInt, _ data: UnsafeRawPointer?
+) -> CInt {
+  mocked(.mount) { cxattr_mount(source, target, type, flags, data) }
+}
+
+/// The corresponding C function is `fsopen(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_fsopen(_ name: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> CInt {
+  mocked(.fsopen) { cxattr_fsopen(name, flags) }
+}
+
+/// The corresponding C function is `fsconfig(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_fsconfig(
+  _ fd: CInt, _ command: CUnsignedInt, _ key: UnsafePointer<CChar>?,
+  _ value: UnsafeRawPointer?, _ aux: CInt
+) -> CInt {
+  mocked(.fsconfig) { cxattr_fsconfig(fd, command, key, value, aux) }
+}
+
+/// The corresponding C function is `fsmount(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_fsmount(_ fd: CInt, _ flags: CUnsignedInt, _ attributes: CUnsignedInt)
+  -> CInt
+{
+  mocked(.fsmount) { cxattr_fsmount(fd, flags, attributes) }
+}
+
+/// The corresponding C function is `move_mount(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_move_mount(
+  _ fromDirectory: CInt, _ fromPath: UnsafePointer<CChar>, _ toDirectory: CInt,
+  _ toPath: UnsafePointer<CChar>, _ flags: CUnsignedInt
+) -> CInt {
+  mocked(.moveMount) { cxattr_move_mount(fromDirectory, fromPath, toDirectory, toPath, flags) }
+}
+
+/// The corresponding C function is `mknodat(2)`, through CXattr: `makedev` is a macro.
+package func system_mknodat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t, _ major: CUnsignedInt,
+  _ minor: CUnsignedInt
+) -> CInt {
+  mocked(.mknodat) { cxattr_mknodat(dirfd, path, mode, major, minor) }
+}
+
+/// The corresponding C function is `mkdirat(2)`.
+package func system_mkdirat(_ dirfd: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> CInt {
+  mocked(.mkdirat) { mkdirat(dirfd, path, mode) }
+}
+
+/// The corresponding C function is `futimens(3)`.
+package func system_futimens(_ fd: CInt, _ times: UnsafePointer<timespec>) -> CInt {
+  mocked(.futimens) { futimens(fd, times) }
+}
+
+/// The corresponding C function is `chdir(2)`.
+package func system_chdir(_ path: UnsafePointer<CChar>) -> CInt {
+  mocked(.chdir) { chdir(path) }
+}
+
+/// The corresponding C function is `execvp(3)`; it returns only on failure.
+package func system_execvp(
+  _ file: UnsafePointer<CChar>, _ arguments: UnsafePointer<UnsafeMutablePointer<CChar>?>
+) -> CInt {
+  mocked(.execvp) { execvp(file, arguments) }
+}
+
+/// The corresponding C function is `getuid(2)`.
+package func system_getuid() -> uid_t {
+  getuid()
+}
+
+/// The corresponding C function is `getgid(2)`.
+package func system_getgid() -> gid_t {
+  getgid()
+}
+
+/// The corresponding C function is `dup(2)`.
+package func system_dup(_ fd: CInt) -> CInt {
+  mocked(.dup) { dup(fd) }
+}
+
+/// The corresponding C function is `dup2(2)`.
+package func system_dup2(_ fd: CInt, _ target: CInt) -> CInt {
+  mocked(.dup2) { dup2(fd, target) }
+}

@@ -1,0 +1,48 @@
+/// A C call the library makes, by name: what a ``SkipBackupError`` says
+/// failed, and what debug builds can make fail on purpose.
+///
+/// Code decides by case, never by the text of a name: a reason depends on
+/// whether the call changes attributes or inode flags, not on how it is
+/// spelled.
+public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+  case getxattr, lgetxattr, fgetxattr, getxattrat
+  case setxattr, lsetxattr, fsetxattr, setxattrat
+  case listxattr, llistxattr, flistxattr, listxattrat
+  case removexattr, lremovexattr, fremovexattr, removexattrat
+  case openat, close, read, write, poll, fsync, fchmod, fchown
+  case getdents64, fstatat, fstat, statx, fstatfs
+  case renameat, linkat, unlinkat, realpath, readlinkat, flock
+  case getInodeFlags = "ioctl(FS_IOC_GETFLAGS)"
+  case setInodeFlags = "ioctl(FS_IOC_SETFLAGS)"
+  case attrCopyAction = "attr_copy_action"
+  case getrlimit, setrlimit
+  case pthreadCreate = "pthread_create"
+  case pthreadJoin = "pthread_join"
+  case sysconf, getcwd, sigaction
+  // Running git for sweep's gitignore rule (ChildProcess.swift).
+  case pipe2, waitpid
+  case posixSpawn = "posix_spawn"
+  // Building run's view (Sources/skipbackup/Run/).
+  case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
+  case execvp, dup, dup2
+  case moveMount = "move_mount"
+
+  /// The C function's name, as messages show it: `lsetxattr`,
+  /// `ioctl(FS_IOC_SETFLAGS)`.
+  public var description: String { rawValue }
+
+  /// Whether the call creates, changes or removes an extended attribute.
+  public var changesAttributes: Bool {
+    switch self {
+    case .setxattr, .lsetxattr, .fsetxattr, .setxattrat, .removexattr, .lremovexattr,
+      .fremovexattr, .removexattrat:
+      true
+    default: false
+    }
+  }
+
+  /// Whether the call reads or writes inode flags (`chattr`).
+  public var isInodeFlags: Bool {
+    self == .getInodeFlags || self == .setInodeFlags
+  }
+}
