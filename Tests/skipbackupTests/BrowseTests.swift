@@ -379,6 +379,49 @@ extension CLITests {
       #expect(session.waitForFile("status") == "0\n")
     }
 
+    @Test func unreadableAndVanishedItemsShowAsSuch() throws {
+      let tree = try TemporaryDirectory()
+      let root = Self.makeTree(tree)
+      let locked = tree.directory("root/locked")
+      tree.file("root/locked/inside", String(repeating: "l", count: 10_000))
+      #expect(chmod(locked, 0o700) == 0)
+      // As nobody, who may not read root's 0700 directory.
+      let session = try TmuxSession(
+        "setpriv --reuid=nobody --regid=nogroup --clear-groups \"$SKIPBACKUP\" browse '\(root)'\n"
+          + "echo $? > \"$SCRATCH/status\"")
+      var screen = session.waitFor("could not be read")
+      #expect(screen.last?.contains("1 item could not be read") == true)
+      #expect(screen.contains { $0.contains("! unreadable") && $0.hasSuffix(" locked/") })
+      _ = Self.select("locked/", in: session)
+      session.keys("Enter")
+      screen = session.waitFor("(could not be read)")
+      session.keys("q")
+      #expect(session.waitForFile("status") == "0\n")
+
+      // An item gone since the walk: m says so, and the row shows it.
+      tree.file("root/gone/data", String(repeating: "g", count: 5_000))
+      let again = try Self.browse(root)
+      #expect(run(["rm", "-rf", Argument(root + "/gone")]).status == 0)
+      _ = Self.select("gone/", in: again)
+      again.keys("m")
+      screen = again.waitFor("! vanished")
+      #expect(screen.contains { $0.contains("! vanished") && $0.hasSuffix(" gone/") })
+      again.keys("q")
+      #expect(again.waitForFile("status") == "0\n")
+    }
+
+    @Test func anUnknownTerminalIsRefused() throws {
+      let tree = try TemporaryDirectory()
+      let session = try TmuxSession(
+        "TERM=no-such-terminal \"$SKIPBACKUP\" browse '\(tree.path)' 2> \"$SCRATCH/errors\"\n"
+          + "echo $? > \"$SCRATCH/status\"")
+      #expect(session.waitForFile("status") == "1\n")
+      #expect(
+        session.waitForFile("errors")
+          == "skipbackup: browse cannot drive this terminal: terminfo does not know its type (TERM), or it cannot move the cursor\n"
+      )
+    }
+
     @Test func refusesWithoutATerminal() throws {
       let tree = try TemporaryDirectory()
       let result = skipbackup("browse", Argument(tree.path))
