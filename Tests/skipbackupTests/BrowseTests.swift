@@ -156,8 +156,10 @@ extension CLITests {
     }
 
     static func browse(_ root: String, _ options: String = "") throws -> TmuxSession {
+      // The shell traps SIGINT (a command, so browse gets the default
+      // action back), so that Ctrl-C ends browse and not the script too.
       let session = try TmuxSession(
-        "stty -g > \"$SCRATCH/before\"\n\"$SKIPBACKUP\" browse \(options) '\(root)'\n"
+        "trap true INT\nstty -g > \"$SCRATCH/before\"\n\"$SKIPBACKUP\" browse \(options) '\(root)'\n"
           + "echo $? > \"$SCRATCH/status\"\nstty -g > \"$SCRATCH/after\"")
       session.waitFor("items by size")
       return session
@@ -360,6 +362,12 @@ extension CLITests {
       #expect(killed.waitForFile("status") == "\(128 + SIGTERM)\n")
       #expect(killed.waitForFile("after") == killed.waitForFile("before"))
       #expect(!killed.screen().contains { $0.contains("items by size") })
+
+      // Ctrl-C: SIGINT, the same.
+      let interrupted = try Self.browse(root)
+      interrupted.keys("C-c")
+      #expect(interrupted.waitForFile("status") == "\(128 + SIGINT)\n")
+      #expect(interrupted.waitForFile("after") == interrupted.waitForFile("before"))
     }
 
     @Test func redrawsAtANewSize() throws {
