@@ -403,8 +403,20 @@ extension CLITests {
       _ = Self.select("locked/", in: session)
       session.keys("Enter")
       screen = session.waitFor("(could not be read)")
+      // A mark nobody may not write: the screen says why, and after q the
+      // exit status is 1, with a line on standard error.
+      session.keys("BSpace")
+      session.waitFor("big/")
+      _ = Self.select("big/", in: session)
+      session.keys("m")
+      screen = session.waitFor("big: permission denied: changing its attributes needs write")
+      #expect(peerMarks(root + "/big") == [])
       session.keys("q")
-      #expect(session.waitForFile("status") == "0\n")
+      #expect(session.waitForFile("status") == "1\n")
+      #expect(
+        session.waitFor("change of marks failed").contains {
+          $0 == "skipbackup: 1 change of marks failed in browse (the screen said why)"
+        })
 
       // An item gone since the walk: m says so, and the row shows it.
       tree.file("root/gone/data", String(repeating: "g", count: 5_000))
@@ -415,7 +427,8 @@ extension CLITests {
       screen = again.waitFor("! vanished")
       #expect(screen.contains { $0.contains("! vanished") && $0.hasSuffix(" gone/") })
       again.keys("q")
-      #expect(again.waitForFile("status") == "0\n")
+      // The mark asked for was not made: 1.
+      #expect(again.waitForFile("status") == "1\n")
     }
 
     @Test func anUnknownTerminalIsRefused() throws {

@@ -31,6 +31,9 @@ final class MarkEditor {
   let marking: MechanismSet
   let clearing: MechanismSet
   private(set) var history: [Change] = []
+  /// How many `m`, `c` and `u` failed (each said why on the screen): the
+  /// exit status is 1 after any, since a change was asked for and not made.
+  private(set) var failures = 0
 
   init(counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet) {
     self.counted = counted
@@ -60,7 +63,10 @@ final class MarkEditor {
           action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
     }
     refresh(node, item, in: &tree, failure: failure)
-    if let failure { return failure.description }
+    if let failure {
+      failures += 1
+      return failure.description
+    }
     let name = String(escapingForDisplay: tree.relativePath(of: node))
     guard !changed.isEmpty || recordGone else {
       return "\(name): \(action.unchanged) (\(mechanisms.names.joined(separator: ",")))"
@@ -86,7 +92,10 @@ final class MarkEditor {
       failure = error
     }
     refresh(change.node, item, in: &tree, failure: failure)
-    if let failure { return failure.description }
+    if let failure {
+      failures += 1
+      return failure.description
+    }
     let name = String(escapingForDisplay: tree.relativePath(of: change.node))
     return "undone: \(change.action.verb) \(name)"
   }

@@ -31,8 +31,9 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       Standard input and output must be a terminal.
 
       Exit status: 0 when quit with q, 1 when \
-      standard output is not a terminal, the terminal cannot be driven, or ROOT cannot be \
-      read, 64 for a usage error.
+      standard output is not a terminal, the terminal cannot be driven, ROOT cannot be \
+      read, or a mark, clear or undo failed (the screen says why, and a line on standard \
+      error after q), 64 for a usage error.
       """)
 
   static let oneFileSystemHelp =
@@ -95,7 +96,6 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       )
       throw ExitCode.failure
     }
-    defer { cncurses_end() }
     browseTree.computeSums()
     let failures = browseTree.problems.count
     var screen = BrowseScreen(
@@ -103,6 +103,15 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       message: failures > 0
         ? "\(failures) item\(failures == 1 ? "" : "s") could not be read (! in Why)" : nil)
     screen.run()
+    // Nothing above throws while ncurses runs; the terminal is put back
+    // before the last word, so that it stays on the screen.
+    cncurses_end()
+    if editor.failures > 0 {
+      diagnostics.report(
+        "\(editor.failures) change\(editor.failures == 1 ? "" : "s") of marks failed in browse (the screen said why)"
+      )
+      throw ExitCode.failure
+    }
   }
 
   /// The walk: every item under ROOT with its own bytes and marks, on every
