@@ -209,6 +209,18 @@ extension CLITests {
         ["big/", "small/", "proj/"].first { line.hasSuffix(" " + $0) }
       }
       #expect(order == ["big/", "small/", "proj/"])
+      // n sorts by name, n again reverses it, s goes back to size.
+      func names(_ screen: [String]) -> [String] {
+        screen.compactMap { line in
+          ["big/", "cache/", "proj/", "small/"].first { line.hasSuffix(" " + $0) }
+        }
+      }
+      session.keys("n")
+      #expect(names(session.waitFor("items by name")) == ["big/", "cache/", "proj/", "small/"])
+      session.keys("n")
+      #expect(names(session.waitFor("name, Z first")) == ["small/", "proj/", "cache/", "big/"])
+      session.keys("s")
+      #expect(names(session.waitFor("items by size")) == ["big/", "small/", "proj/", "cache/"])
       // The totals of ROOT are du's.
       let totals = try #require(screen.first { $0.contains("Backup here:") })
       let numbers = totals.split { !$0.isNumber }.compactMap { Int64($0) }
