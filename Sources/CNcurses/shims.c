@@ -35,7 +35,9 @@ static void restore_and_die(int signal_number) {
 int cncurses_guard_terminal(void) {
   if (tcgetattr(STDIN_FILENO, &saved_termios) != 0) return -1;
   saved = 1;
-  int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  // The signals that end a process, and those a crash raises (a Swift
+  // runtime trap is SIGILL or SIGTRAP): the terminal is put back either way.
+  int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGSEGV};
   for (size_t index = 0; index < sizeof signals / sizeof signals[0]; index++) {
     struct sigaction old;
     // A signal that is ignored (nohup) stays ignored.

@@ -15,7 +15,8 @@ final class TmuxSession {
 
   /// Runs `command` (a shell command line) in a window of `columns` x
   /// `rows`; `$SKIPBACKUP` is the tool, `$SCRATCH` a directory of the
-  /// session's own. The locale is C.UTF-8, so that UTF-8 names show as
+  /// session's own, where the window starts (with no core files: a test
+  /// sends SIGSEGV). The locale is C.UTF-8, so that UTF-8 names show as
   /// they are.
   init(_ command: String, columns: Int = 100, rows: Int = 30) throws {
     scratch = try TemporaryDirectory(prefix: "skipbackup-tmux")
@@ -23,6 +24,7 @@ final class TmuxSession {
     let script = scratch.path + "/run.sh"
     try
       ("export SKIPBACKUP='\(skipbackupPath)' SCRATCH='\(scratch.path)' LANG=C.UTF-8 LC_ALL=C.UTF-8\n"
+      + "ulimit -c 0\ncd \"$SCRATCH\"\n"
       + command + "\nread -r line\n").write(toFile: script, atomically: true, encoding: .utf8)
     let started = run([
       "tmux", "-L", Argument(socket), "-f", "/dev/null", "new-session", "-d", "-x",
@@ -363,17 +365,21 @@ extension CLITests {
       #expect(before != nil)
       #expect(session.waitForFile("after") == before)
 
-      // SIGTERM: the process dies by it, and the terminal is put back.
-      let killed = try Self.browse(root)
-      let shell = killed.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").output
-      let child = run([
-        "pgrep", "-P", Argument(shell.trimmingCharacters(in: .whitespacesAndNewlines)),
-      ])
-      let pid = try #require(Int32(child.output.trimmingCharacters(in: .whitespacesAndNewlines)))
-      #expect(kill(pid, SIGTERM) == 0)
-      #expect(killed.waitForFile("status") == "\(128 + SIGTERM)\n")
-      #expect(killed.waitForFile("after") == killed.waitForFile("before"))
-      #expect(!killed.screen().contains { $0.contains("items by size") })
+      // SIGTERM, and SIGSEGV as a crash raises it: the process dies by
+      // the signal, and the terminal is put back.
+      for signal in [SIGTERM, SIGSEGV] {
+        let killed = try Self.browse(root)
+        let shell = killed.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").output
+        let child = run([
+          "pgrep", "-P", Argument(shell.trimmingCharacters(in: .whitespacesAndNewlines)),
+        ])
+        let pid = try #require(
+          Int32(child.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(pid, signal) == 0)
+        #expect(killed.waitForFile("status") == "\(128 + signal)\n")
+        #expect(killed.waitForFile("after") == killed.waitForFile("before"))
+        #expect(!killed.screen().contains { $0.contains("items by size") })
+      }
 
       // Ctrl-C: SIGINT, the same.
       let interrupted = try Self.browse(root)

@@ -37,8 +37,9 @@ enum {
   CNCURSES_BOLD = 2,
 };
 
-/// Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT that put the
-/// terminal back as it was (its termios, saved here, and ncurses' exit
+/// Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT, and for the
+/// signals of a crash (SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGSEGV), that put
+/// the terminal back as it was (its termios, saved here, and ncurses' exit
 /// sequences, read once ncurses has started) and then let the signal kill
 /// the process, so that its status says so. Call before cncurses_begin:
 /// ncurses installs its own handlers only where none is set, and its
