@@ -264,6 +264,8 @@ extension CLITests {
       // The top row is the largest backed-up directory: m marks it (resource,
       // as skipbackup mark does without -m).
       #expect(Self.rows(screen)["big/"]?.included == Self.du(big))
+      let before = try #require(screen.first { $0.contains("Backup here:") })
+        .split { !$0.isNumber }.compactMap { Int64($0) }
       _ = Self.select("big/", in: session)
       session.keys("m")
       screen = session.waitFor("marked big")
@@ -272,6 +274,12 @@ extension CLITests {
       #expect(rows["big/"]?.included == 0)
       #expect(rows["big/"]?.excluded == Self.du(big))
       #expect(rows["big/"]?.why == "marked: resource")
+      // The backup's size on row 2 dropped by what big holds, and all of
+      // ROOT still adds up to du -s -B1.
+      let totals = try #require(screen.first { $0.contains("Backup here:") })
+        .split { !$0.isNumber }.compactMap { Int64($0) }
+      #expect(totals.count == 2 && totals[0] == Self.du(root) - totals[1], "\(totals)")
+      #expect(totals.count == 2 && totals[1] == before[1] + Self.du(big), "\(totals) \(before)")
       // u takes it back.
       session.keys("u")
       screen = session.waitFor("undone")
