@@ -28,6 +28,12 @@ let package = Package(
       name: "CXattr",
       linkerSettings: [.linkedLibrary("attr")]
     ),
+    // The C boundary of `skipbackup browse`: ncurses (libncurses-dev), whose
+    // static libraries keep the release tool one static binary.
+    .target(
+      name: "CNcurses",
+      linkerSettings: [.linkedLibrary("ncursesw"), .linkedLibrary("tinfo")]
+    ),
     // The layers below the Apple API, one target each, so that the compiler
     // keeps the architecture: a layer can import only the layers below it.
     // The system layer: every raw call as a system_* wrapper, SystemCall,
@@ -74,6 +80,7 @@ let package = Package(
       name: "skipbackup",
       dependencies: [
         "SkipBackupCore",
+        "CNcurses",
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]

@@ -16,5 +16,6 @@ struct SkipBackupCommand: ParsableCommand {
     subcommands: [
       MarkCommand.self, ClearCommand.self, StatusCommand.self, CheckCommand.self, ListCommand.self,
       ExportCommand.self, DuCommand.self, ExplainCommand.self, SweepCommand.self, RunCommand.self,
+      BrowseCommand.self,
     ])
 }

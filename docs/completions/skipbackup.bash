@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|export|du|explain|sweep|run|help)
+    mark|clear|status|check|list|export|du|explain|sweep|run|browse|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain sweep run help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain sweep run browse help' -- "${cur}"))
         ;;
     esac
 }
@@ -461,6 +461,33 @@ _skipbackup_run() {
     # Offer positional completions
     case "${positional_number}" in
     *)
+        __skipbackup_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_skipbackup_browse() {
+    repeating_flags=()
+    non_repeating_flags=(-x --one-file-system --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=(--confirm-above)
+    __skipbackup_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion browse -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    '--confirm-above')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
         __skipbackup_add_completions -d
         return
         ;;

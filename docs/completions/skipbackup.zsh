@@ -60,13 +60,14 @@ _skipbackup() {
             'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'sweep:Mark what can be downloaded or built again, by rule, and keep those marks current.'
             'run:Run COMMAND where each ROOT shows exactly what list --included lists.'
+            'browse:Look through ROOT in a full-screen terminal browser, and mark or clear items there.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|du|explain|sweep|run|help)
+        mark|clear|status|check|list|export|du|explain|sweep|run|browse|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -257,6 +258,21 @@ _skipbackup_run() {
         '--sweep[Run skipbackup sweep on each ROOT first, with the user'\''s rules.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         '*:ROOT... -- COMMAND:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_browse() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion browse -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Stay on ROOT'\''s filesystem\: directories where another filesystem is mounted are left out, as du -x leaves them.]'
+        '--confirm-above[Ask before m marks a directory with more backed-up bytes than SIZE (a number, with K, M, G or T for powers of 1024; 0 asks for every directory).]:SIZE:'
+        ':ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

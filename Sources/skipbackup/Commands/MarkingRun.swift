@@ -140,16 +140,20 @@ final class MarkingWorker: ReportingVisitor {
 
   /// One PATH, not recursive: a symbolic link is refused unless `-L`.
   func applyToPath(_ path: FilePath) {
-    let item = FileItem(path: path, followSymbolicLinks: run.items.dereference)
-    if !run.items.dereference, let refusal = symbolicLinkRefusal(item) {
-      reporter.report(refusal)
-      return
-    }
     do {
-      try apply(item, with: run.mechanisms) { path }
+      try applyToPathThrowing(path)
     } catch {
       reporter.report(error)
     }
+  }
+
+  /// ``applyToPath(_:)`` with the failure thrown, not reported: `browse`
+  /// marks and clears one item at a time this way, and shows a failure on
+  /// its screen.
+  func applyToPathThrowing(_ path: FilePath) throws(SkipBackupError) {
+    let item = FileItem(path: path, followSymbolicLinks: run.items.dereference)
+    if !run.items.dereference, let refusal = symbolicLinkRefusal(item) { throw refusal }
+    try apply(item, with: run.mechanisms) { path }
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {

@@ -1,0 +1,153 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Marks and clears items from the browser, one at a time, through the very
+/// per-item code of `mark` and `clear` (``MarkingWorker``): idempotent, ctime
+/// kept where nothing changes, a sweep's record removed as `mark` and
+/// `clear` remove it (a mark made by hand is the person's own). Each change
+/// is kept, so that `u` can take the last one back.
+final class MarkEditor {
+  /// What one key did to one item.
+  struct Change {
+    let action: MarkingRun.Action
+    let node: Int32
+    /// The mechanisms whose mark the change wrote (mark) or removed (clear).
+    let mechanisms: MechanismSet
+    /// The sweep's record the change removed, written back on undo.
+    let record: SweepProvenance?
+  }
+
+  /// The mechanisms counted, marked with `m` and cleared with `c`: `-m`'s
+  /// set for all three, or each command's default without it (`du`
+  /// counts all, `mark` writes resource, `clear` removes all).
+  let counted: MechanismSet
+  let marking: MechanismSet
+  let clearing: MechanismSet
+  private(set) var history: [Change] = []
+
+  init(counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet) {
+    self.counted = counted
+    self.marking = marking
+    self.clearing = clearing
+  }
+
+  /// Marks or clears `node`; returns what to tell the person.
+  func apply(_ action: MarkingRun.Action, to node: Int32, in tree: inout BrowseTree) -> String {
+    let mechanisms = action == .mark ? marking : clearing
+    let path = FilePath(bytes: tree.path(of: node))
+    let item = FileItem(path: path, followSymbolicLinks: false)
+    let before = (try? mechanisms.marks(on: item)) ?? []
+    let record = try? SweepProvenance.read(from: item)
+    var failure: SkipBackupError?
+    do throws(SkipBackupError) {
+      try Self.worker(action, mechanisms).applyToPathThrowing(path)
+    } catch {
+      failure = error
+    }
+    let after = (try? mechanisms.marks(on: item)) ?? []
+    let changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
+    let recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
+    if !changed.isEmpty || recordGone {
+      history.append(
+        Change(
+          action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
+    }
+    refresh(node, item, in: &tree, failure: failure)
+    if let failure { return failure.description }
+    let name = String(escapingForDisplay: tree.relativePath(of: node))
+    guard !changed.isEmpty || recordGone else {
+      return "\(name): \(action.unchanged) (\(mechanisms.names.joined(separator: ",")))"
+    }
+    return "\(action.past) \(name) (\(changed.names.joined(separator: ","))); u undoes"
+  }
+
+  /// Takes the last change back: the inverse action on the mechanisms it
+  /// changed, through the same per-item code, and its sweep record written
+  /// back. `nil` when there is nothing to undo.
+  func undo(in tree: inout BrowseTree) -> String? {
+    guard let change = history.popLast() else { return nil }
+    let path = FilePath(bytes: tree.path(of: change.node))
+    let item = FileItem(path: path, followSymbolicLinks: false)
+    var failure: SkipBackupError?
+    do throws(SkipBackupError) {
+      if !change.mechanisms.isEmpty {
+        try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
+          .applyToPathThrowing(path)
+      }
+      try change.record?.write(to: item)
+    } catch {
+      failure = error
+    }
+    refresh(change.node, item, in: &tree, failure: failure)
+    if let failure { return failure.description }
+    let name = String(escapingForDisplay: tree.relativePath(of: change.node))
+    return "undone: \(change.action.verb) \(name)"
+  }
+
+  /// Reads the item's counted marks and rule again and brings the sums up
+  /// to date; an item gone is shown as vanished.
+  private func refresh(
+    _ node: Int32, _ item: FileItem, in tree: inout BrowseTree, failure: SkipBackupError?
+  ) {
+    do throws(SkipBackupError) {
+      let marks = try counted.marks(on: item)
+      let rule = marks.isEmpty ? nil : (try? SweepProvenance.read(from: item))?.rule
+      tree.ownBytes[Int(node)] = try ownBytes(of: node, item, in: tree)
+      tree.update(node, marks: marks, rule: rule)
+      tree.flags[Int(node)].remove(.vanished)
+    } catch  where error.isNoSuchFile {
+      tree.flags[Int(node)].insert(.vanished)
+      tree.update(node, marks: [], rule: nil)
+    } catch {
+      tree.flags[Int(node)].insert(.unreadable)
+      tree.problems[node] = error.description
+    }
+    if let failure, !failure.isNoSuchFile { tree.problems[node] = failure.description }
+  }
+
+  /// The item's own bytes now: a mark can take a block of its own (ext4
+  /// moves attributes that do not fit in the inode to one: 4,096 bytes more
+  /// in `du`), and removing it gives the block back. A directory's
+  /// CACHEDIR.TAG, which `-m cachedir` writes and is no item of the tree,
+  /// counts in the directory's own bytes. A hard link counted elsewhere
+  /// stays at 0.
+  private func ownBytes(
+    of node: Int32, _ item: FileItem, in tree: BrowseTree
+  ) throws(SkipBackupError) -> Int64 {
+    let before = tree.ownBytes[Int(node)]
+    let status = try item.status()
+    if status.st_mode & S_IFMT != S_IFDIR && status.st_nlink > 1 && before == 0 { return 0 }
+    var bytes = Int64(status.st_blocks) * 512
+    let tag = Array(CacheDirectoryTag.fileName.utf8)
+    if status.st_mode & S_IFMT == S_IFDIR && tree.entry(named: tag, in: node) == nil {
+      let path = FilePath(bytes: tree.path(of: node) + [0x2F] + tag)
+      if let tagStatus = try? FileItem(path: path, followSymbolicLinks: false).status() {
+        bytes += Int64(tagStatus.st_blocks) * 512
+      }
+    }
+    return bytes
+  }
+
+  /// `mark` or `clear` of one PATH with `mechanisms`, as the commands run it
+  /// without options: its output (there is none without `-v`) and failures
+  /// go nowhere but back to the browser.
+  private static func worker(
+    _ action: MarkingRun.Action, _ mechanisms: MechanismSet
+  ) -> MarkingWorker {
+    // swift-argument-parser's own defaults, as a command line without options gives them.
+    let items = try! ItemOptions.parse([])
+    let reporting = try! ReportingOptions.parse([])
+    let run = MarkingRun(
+      action: action, mechanisms: mechanisms, items: items, reporting: reporting, dryRun: false,
+      form: .local)
+    return MarkingWorker(
+      run: run, reporter: Reporter(diagnostics: Diagnostics(), progress: Progress(enabled: false)))
+  }
+}
