@@ -815,7 +815,8 @@ extension CLITests {
       #expect(recordOf(modules) == "resource node_modules")
       let advice = skipbackup("explain", Argument(modules))
       #expect(
-        advice.output.contains("borg2        backs it up: skipbackup sweep -m resource,xdg, "),
+        advice.output.contains(
+          "borg2        backs it up; to leave it out: skipbackup sweep -m resource,xdg, "),
         "\(advice)")
 
       let more = sweep(["-m", "resource,xdg", "-v"], home: home)
