@@ -203,7 +203,7 @@ final class MarkingWorker: ReportingVisitor {
     } catch
       where entry.depth > 0
       && (error.isRefusedForFileType || error.refusal == .inodeFlagsNeedFileOrDirectory
-        || error.refusal == .cacheDirectoryTagNeedsDirectory)
+        || error.refusal == .cacheDirectoryTagNeedsDirectory || error.isLinkNotFollowed)
     {
       // Swapped in during the walk: skipped as if met on the way, and not
       // followed, for the attribute mechanisms (EPERM) and nodump and
