@@ -151,7 +151,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   private func sweepFirst(_ roots: [String], _ diagnostics: Diagnostics) throws {
     var arguments = quiet.quiet ? ["-q"] : []
     if tree.oneFileSystem { arguments.append("-x") }
-    var sweepCommand = try SweepCommand.parse(arguments + ["--"] + roots)
+    let sweepCommand = try SweepCommand.parse(arguments + ["--"] + roots)
     guard case .success(let saved) = valueOrErrno({ system_dup(STDOUT_FILENO) }),
       case .success = valueOrErrno({ system_dup2(STDERR_FILENO, STDOUT_FILENO) })
     else {
