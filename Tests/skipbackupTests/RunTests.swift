@@ -435,6 +435,50 @@ import TestSupport
     #expect(result.output.contains("listed\nwith -x: 0\nhidden\nas a ROOT: 0"), "\(result)")
   }
 
+  /// HOME is ROOT and ~/.cache is marked: borg 1.2 and restic, with their
+  /// default cache, config and key locations, write their real state (it is
+  /// there after the run) and the backup holds it exactly when it would
+  /// without the view (.config yes, the marked .cache no).
+  @Test func theToolsKeepTheirRealStateWhenHomeIsRoot() throws {
+    let tree = try TrickyTree()
+    let home = tree.root
+    Make.directory(Bytes(home + "/.cache"))
+    Make.directory(Bytes(home + "/.config"))
+    try check(skipbackup("mark", Argument(home + "/.cache")))
+    let work = tree.directory.path
+    var environment = [
+      "HOME": home, "BORG_REPO": work + "/borg", "BORG_PASSPHRASE": "",
+      "RESTIC_REPOSITORY": work + "/restic", "RESTIC_PASSWORD": "x",
+      "BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK": "yes",
+    ]
+    // The inherited settings that would move the state elsewhere.
+    for variable in [
+      "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "BORG_BASE_DIR",
+      "RESTIC_CACHE_DIR",
+    ] {
+      environment[variable] = ""
+    }
+    let script = #"""
+      unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_STATE_HOME XDG_DATA_HOME BORG_BASE_DIR RESTIC_CACHE_DIR
+      borg init -e none && restic init -q &&
+        "$1" run -q "$HOME" -- borg create ::first "$HOME" &&
+        "$1" run -q "$HOME" -- borg create ::second "$HOME" &&
+        "$1" run -q "$HOME" -- restic backup -q "$HOME" &&
+        borg list --short ::second && restic ls -q latest
+      """#
+    let result = run(
+      ["sh", "-c", Argument(script), "sh", Argument(skipbackupPath)], environment: environment)
+    try #require(result.status == 0, "\(result)")
+    #expect(access(home + "/.cache/borg", F_OK) == 0, "borg's cache is not in the real ~/.cache")
+    #expect(
+      access(home + "/.cache/restic", F_OK) == 0, "restic's cache is not in the real ~/.cache")
+    #expect(access(home + "/.config/borg/security", F_OK) == 0)
+    let root = String(home.dropFirst())
+    #expect(result.lines.contains(root + "/.config/borg"), "\(result)")
+    #expect(result.lines.contains(home + "/.config/borg"), "\(result)")
+    #expect(!result.output.contains("/.cache"), "the marked cache is in a backup: \(result)")
+  }
+
   /// --sweep marks first, and the view leaves out what the sweep marked.
   @Test func sweepFirstHidesWhatTheSweepMarks() throws {
     let tree = try TrickyTree()

@@ -25,7 +25,10 @@ struct RunCommand: ParsableCommand, MountPointHelp {
 
       The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
       directory, the standard streams and the signals; the exit status is COMMAND's, and a \
-      shell reports a signal as 128+N. As root it works on any tree; anyone else runs in a user \
+      shell reports a signal as 128+N. When HOME is inside a ROOT, the XDG_CACHE_HOME, \
+      XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_DATA_HOME that fall inside it point at the real \
+      directories, through /proc/self/fd/N of the real HOME, so that the tools keep their real \
+      caches and keys while the backup reads the view. As root it works on any tree; anyone else runs in a user \
       namespace that maps them to themselves, where files of other owners show as the overflow \
       user (nobody). A ROOT that is excluded, or below a marked directory, is an error. Without \
       -x a filesystem mounted below a ROOT is refused (the overlay cannot show it); with -x it \
@@ -123,6 +126,8 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       // caller's namespace only) and before anything is mounted there.
       let reals = try viewRoots.map { root throws(SkipBackupError) in try OverlayView.openReal(root)
       }
+      // HOME's real directory for the tools' own state, before anything is mounted.
+      try ToolState(roots: viewRoots)?.pass()
       let layer = try WhiteoutLayer()
       let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
         try layer.build(root, index: index)
