@@ -349,6 +349,20 @@ import TestSupport
     #expect(owner.lines.dropFirst(3).first == "65534", "\(owner)")
   }
 
+  /// A directory the walk cannot read may hold marks: no view, no COMMAND.
+  @Test func anUnreadableDirectoryStopsTheRun() throws {
+    let tree = try TrickyTree()
+    try check(run(["chown", "-R", "nobody:nogroup", Argument(tree.directory.path)]))
+    try check(run(["chmod", "000", Argument(tree.root + "/deep")]))
+    defer { chmod(tree.root + "/deep", 0o755) }
+    let witness = tree.directory.path + "/ran"
+    let result = skipbackup(
+      "run", "-q", Argument(tree.root), "--", "touch", Argument(witness), asNobody: true)
+    #expect(result.status == 1, "\(result)")
+    #expect(result.errors.contains(tree.root + "/deep"), "\(result)")
+    #expect(access(witness, F_OK) != 0, "COMMAND ran")
+  }
+
   @Test func anExcludedRootIsRefusedAndTheCommandNeverRuns() throws {
     let tree = try TrickyTree()
     let witness = tree.directory.path + "/ran"

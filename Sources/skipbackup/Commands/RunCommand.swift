@@ -107,9 +107,12 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       _ = walkTree(
         root: viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
         visitors: visitors)
-      viewRoots[index].hidden = visitors.flatMap(\.hidden).sorted {
-        $0.lexicographicallyPrecedes($1)
-      }
+      // Sorted, and once each: an entry that vanished and came back is
+      // visited again at the end of the walk.
+      let sorted = visitors.flatMap(\.hidden).sorted { $0.lexicographicallyPrecedes($1) }
+      var hidden: [[UInt8]] = []
+      for path in sorted where hidden.last != path { hidden.append(path) }
+      viewRoots[index].hidden = hidden
     }
     progress.erase()
     // A directory that could not be read may hold marks: the view would not be exact.
