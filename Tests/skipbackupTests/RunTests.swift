@@ -363,6 +363,40 @@ import TestSupport
     #expect(access(witness, F_OK) != 0, "COMMAND ran")
   }
 
+  /// restic as nobody, through the view of a tree nobody owns: the
+  /// snapshot holds exactly the included set, with nobody as the owner.
+  @Test func resticAsAnOrdinaryUserHoldsExactlyTheIncludedSet() throws {
+    let tree = try TrickyTree()
+    let work = tree.directory.path
+    try check(run(["chown", "-R", "nobody:nogroup", Argument(work)]))
+    let script = #"""
+      export RESTIC_REPOSITORY="$2/restic" RESTIC_PASSWORD=x RESTIC_CACHE_DIR="$2/cache"
+      restic init -q && "$3" run -q "$1" -- restic backup -q "$1" &&
+        restic ls --json latest >"$2/listing"
+      """#
+    let result = run(
+      [
+        "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "sh", "-c",
+        Argument(script), "sh", Argument(tree.root), Argument(work), Argument(skipbackupPath),
+      ])
+    try #require(result.status == 0, "\(result)")
+    let check = #"""
+      import json, sys
+      root, expected = sys.argv[1], int(sys.argv[2])
+      nodes = [json.loads(l) for l in open(sys.argv[3])]
+      nodes = [n for n in nodes if n.get("struct_type") == "node" and
+               (n["path"] == root or n["path"].startswith(root + "/"))]
+      owners = {(n["uid"], n["gid"]) for n in nodes}
+      print(len(nodes) == expected, owners == {(65534, 65534)})
+      """#
+    let listed = try listedIncluded(tree.root)
+    let verdict = run([
+      "python3", "-c", Argument(check), Argument(tree.root), Argument("\(listed.count)"),
+      Argument(work + "/listing"),
+    ])
+    #expect(verdict.output == "True True\n", "\(verdict)")
+  }
+
   @Test func anExcludedRootIsRefusedAndTheCommandNeverRuns() throws {
     let tree = try TrickyTree()
     let witness = tree.directory.path + "/ran"
