@@ -140,8 +140,9 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         do throws(SkipBackupError) {
           try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
         } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
-          // Kernels before 6.15 or so take no lower layer from a detached
-          // mount: attach the layer at the first ROOT, under its view.
+          // A kernel that takes no lower layer from a detached mount (Linux
+          // 6.18 does; older ones log "failed to clone lowerpath"): attach
+          // the layer at the first ROOT, under its view.
           try layer.attach(at: root.path)
           try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
         }
