@@ -344,7 +344,8 @@ extension FilePath {
 
 extension String {
   /// Text for a terminal from arbitrary bytes: valid UTF-8 kept, control
-  /// characters and invalid bytes escaped (`\n`, `\x1b`, `\xff`).
+  /// characters (C0, DEL and C1) and invalid bytes escaped (`\n`, `\x1b`,
+  /// `\xc2\x9b`, `\xff`).
   package init(escapingForDisplay bytes: some Collection<UInt8>) {
     let bytes = Array(bytes)
     var result = ""
@@ -361,6 +362,10 @@ extension String {
       case "\r": result += "\\r"
       case _ where scalar.value < 0x20 || scalar.value == 0x7F:
         result += "\\x" + Self.hex(UInt8(scalar.value))
+      // The C1 controls (U+0080 to U+009F): U+009B starts a control
+      // sequence as ESC [ does on terminals that read them. Their bytes.
+      case _ where (0x80...0x9F).contains(scalar.value):
+        result += "\\xc2\\x" + Self.hex(UInt8(scalar.value & 0xFF) | 0x80)
       default: result.unicodeScalars.append(scalar)
       }
       index += length

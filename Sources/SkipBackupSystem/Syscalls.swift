@@ -430,7 +430,8 @@ package func system_poll(
 // MARK: - From errno to a result
 
 /// Runs a raw call until it is not interrupted; -1 becomes the errno.
-@inline(__always)
+/// Inlinable, so that the layers above get it specialized (AttributeName.withCString).
+@inlinable @inline(__always)
 package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
   while true {
     let result = call()
@@ -442,7 +443,7 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
 
 extension Errno {
   /// The calling thread's `errno`: the one place that reads the C variable.
-  package static var current: Errno { Errno(rawValue: Glibc.errno) }
+  @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }
 
   /// The error number a call returns instead of setting `errno`
   /// (`posix_spawn`, the `pthread` calls).

@@ -25,5 +25,17 @@ do {
       SkipBackupCommand.fullMessage(for: error) + "\n", to: STDERR_FILENO)
     exit(2)
   }
+  // Help, the version and a completion script: ArgumentParser would print
+  // them through stdio and exit 0 even when they could not be written
+  // (`--help >/dev/full`). They go through writeAll, and a failed write
+  // ends the run as any other output failure does, with exit 1.
+  if SkipBackupCommand.exitCode(for: error) == .success {
+    // As print writes it: the message and a newline.
+    let text = SkipBackupCommand.fullMessage(for: error) + "\n"
+    if case .failure(let errno) = OutputDescriptor.writeAll(text, to: STDOUT_FILENO) {
+      OutputFailure.end(errno)
+    }
+    exit(0)
+  }
   SkipBackupCommand.exit(withError: error)
 }

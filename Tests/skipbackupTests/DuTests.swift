@@ -95,6 +95,47 @@ extension CLITests {
       }
     }
 
+    /// Issue 24, 9: a ROOT given through a link (with or without a
+    /// trailing slash) is followed, as `du -D` does: it counted 0 B.
+    @Test func aRootGivenThroughALinkIsFollowed() throws {
+      let tree = try TemporaryDirectory()
+      _ = markedTree(tree)
+      tree.symlink("link", to: "root")
+      let link = tree.path + "/link"
+      for root in [link, link + "/"] {
+        let usage = try du(arguments: [root])
+        let total = side(usage, "included").bytes + side(usage, "excluded").bytes
+        #expect(total == gnuDu("-B1", path: link + "/"), "\(root): \(usage)")
+        #expect(side(usage, "excluded").bytes > 0)
+      }
+    }
+
+    /// Issue 24, 14: repeated or overlapping ROOTs count each item once,
+    /// ROOT by ROOT as `du -s -B1` counts them (a ROOT already counted is
+    /// left out; an earlier ROOT met below a later one is left out of it).
+    @Test func overlappingOrRepeatedRootsCountEachItemOnce() throws {
+      let tree = try TemporaryDirectory()
+      _ = markedTree(tree)
+      for roots in [
+        ["root", "root"], ["root/inc", "root"], ["root", "root/inc"],
+        ["root/inc/a", "root/inc/a/big", "root"], ["root/plain", "root"],
+      ] {
+        let gnu = run(["du", "-s", "-B1"] + roots.map { Argument($0) }, directory: tree.path)
+        let expected = gnu.lines.map { line in
+          let fields = line.split(separator: "\t", maxSplits: 1)
+          return "\(fields[1]) \(fields[0])"
+        }
+        let result = skipbackup(
+          arguments: ["du", "--format", "json"] + roots.map { Argument($0) }, directory: tree.path)
+        #expect(result.status == 0, "\(result)")
+        let got = jsonObjects(result).map { object in
+          "\(object["root"] as? String ?? "?") "
+            + "\(side(object, "included").bytes + side(object, "excluded").bytes)"
+        }
+        #expect(got == expected, "\(roots)")
+      }
+    }
+
     private func du(arguments: [String]) throws -> [String: Any] {
       let result = skipbackup(
         arguments: ["du", "--format", "json"] + arguments.map { Argument($0) })

@@ -28,6 +28,20 @@ extension CLITests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// Issue 24, 15: help, the version and a completion script that
+    /// cannot be written (`>/dev/full`) end with exit 1 and say why.
+    @Test(arguments: [
+      "--help", "--version", "help mark", "mark --help", "help",
+      "--generate-completion-script bash",
+    ])
+    func outputThatCannotBeWrittenIsNotExitZero(arguments: String) {
+      let result = run([
+        "sh", "-c", Argument("\"$0\" \(arguments) >/dev/full"), Argument(skipbackupPath),
+      ])
+      #expect(result.status == 1, "\(arguments): \(result)")
+      #expect(result.errors == "skipbackup: write error: No space left on device\n", "\(arguments)")
+    }
+
     @Test func versionIsPrinted() throws {
       let result = skipbackup("--version")
       #expect(result.status == 0)

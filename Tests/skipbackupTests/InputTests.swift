@@ -175,6 +175,36 @@ extension CLITests {
       #expect(peerMarks(inside) == [.resource])
     }
 
+    /// Issue 24, 11: a `--files-from` line of 80 MB is read in linear
+    /// time and memory (it took 13.9 s), reported by its number and length
+    /// rather than echoed, and the lines around it are acted on.
+    @Test func aHugeFilesFromLineIsReportedShortAndQuickly() throws {
+      let tree = try TemporaryDirectory()
+      let before = tree.file("before")
+      let after = tree.file("after")
+      for (separator, option, what) in [(UInt8(10), [], "line"), (UInt8(0), ["-0"], "record")] {
+        let input =
+          Array(before.utf8) + [separator] + [UInt8](repeating: 0x61, count: 80_000_000)
+          + [separator] + Array(after.utf8) + [separator]
+        var clock = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &clock)
+        let start = Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9
+        let result = skipbackup(
+          arguments: ["mark", "-m", "xdg", "--files-from", "-"] + option.map { Argument($0) },
+          input: input)
+        clock_gettime(CLOCK_MONOTONIC, &clock)
+        let seconds = Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9 - start
+        #expect(result.status == 1, "\(result.errors.prefix(300))")
+        #expect(
+          result.errors
+            == "skipbackup: -: \(what) 2 is 80000000 bytes, longer than any path (PATH_MAX, 4096 "
+            + "with its NUL); nothing on it is acted on\n")
+        #expect(seconds < 5, "\(seconds) s")
+        #expect(peerMarks(before) == [.xdg] && peerMarks(after) == [.xdg])
+        #expect(skipbackup("clear", Argument(before), Argument(after)).status == 0)
+      }
+    }
+
     @Test func filesFromErrors() throws {
       let tree = try TemporaryDirectory()
       let missingList = tree.path + "/no-list"

@@ -213,6 +213,42 @@ extension CLITests {
       #expect((changeTime(unmarked), changeTime(marked)) == before)
     }
 
+    /// Issue 24, 12: a dry run reports what the run would fail with (a
+    /// FIFO, /proc, `-m cachedir` on a file, another user's file, nodump
+    /// on a FIFO), byte for byte as the run does, with the same exit
+    /// status, and changes nothing (ctimes included).
+    @Test func aDryRunReportsTheFailuresTheRunWouldMeet() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let fifo = tree.path + "/fifo"
+      #expect(mkfifo(fifo, 0o644) == 0)
+      let file = tree.file("file")
+      let directory = tree.directory("directory")
+      letTheClockTick()
+      let before = (changeTime(file), changeTime(directory))
+      let cases: [([Argument], Bool)] = [
+        (["mark", Argument(fifo)], false), (["mark", "-m", "nodump", Argument(fifo)], false),
+        (["mark", "/proc/self/status"], false),
+        (["mark", "-m", "cachedir", Argument(file)], false),
+        (["mark", "-m", "legacy,nodump,cachedir", Argument(directory)], true),
+        (["mark", "-m", "xdg", Argument(file)], true),
+        (["mark", "-m", "nodump", Argument(file)], true),
+        (["mark", "-m", "cachedir", Argument(directory)], true),
+      ]
+      for (arguments, asNobody) in cases {
+        let dry = skipbackup(
+          arguments: [arguments[0], "-n"] + arguments.dropFirst(), asNobody: asNobody)
+        let real = skipbackup(arguments: arguments, asNobody: asNobody)
+        #expect(real.status == 1, "\(arguments): \(real)")
+        #expect(dry.status == real.status, "\(arguments): \(dry)")
+        #expect(dry.errors == real.errors, "\(arguments)")
+        #expect(dry.output.isEmpty, "\(arguments): \(dry)")
+      }
+      #expect(peerMarks(file).isEmpty && peerMarks(directory).isEmpty)
+      #expect((changeTime(file), changeTime(directory)) == before)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
     @Test func dryRunRecursiveWithVerboseEndsWithWhatItWouldDo() throws {
       let tree = try TemporaryDirectory()
       let root = tree.directory("root")

@@ -10,6 +10,78 @@ extension CLITests {
   /// `skipbackup status`: the tmutil line, -v, JSON Lines, and marks made by
   /// setfattr, not by the tool.
   @Suite struct StatusTests {
+    /// Runs the tool on a terminal (a pseudo-terminal, Python's pty) in
+    /// `directory`; its output as the terminal got it.
+    static let onATerminal = """
+      import os, pty, sys
+      os.chdir(sys.argv[1])
+      pid, fd = pty.fork()
+      if pid == 0:
+          os.execv(sys.argv[2], sys.argv[2:])
+      out = b""
+      while True:
+          try:
+              data = os.read(fd, 65536)
+          except OSError:
+              break
+          if not data:
+              break
+          out += data
+      os.waitpid(pid, 0)
+      sys.stdout.buffer.write(out)
+      """
+
+    /// Issue 24, 13: a name holding `\e[2J\e[31m` reaches a terminal
+    /// escaped from status, list, mark -v, sweep, du and explain (whose
+    /// advice quotes it as `ls` does, `$'\033'`, and a name starting with
+    /// `-` after `--`, issue 24, 17); piped text, `-0` and JSON keep the
+    /// bytes as they are.
+    @Test func namesAreEscapedOnATerminalAndByteExactElsewhere() throws {
+      let tree = try TemporaryDirectory()
+      let root = tree.directory("root")
+      let evil = Array("evil\u{1b}[2J\u{1b}[31mred".utf8)
+      let evilPath = tree.file(named: evil, in: "root")
+      tree.file("root/-v")
+      tree.file("root/node_modules/x")
+      tree.file("root/package.json")
+      func terminal(_ arguments: [String]) -> [UInt8] {
+        python(
+          Self.onATerminal,
+          [Argument(root), Argument(skipbackupPath)] + arguments.map { Argument($0) }
+        ).standardOutput
+      }
+      let escaped = Array("evil\\x1b[2J\\x1b[31mred".utf8)
+      let runs: [(arguments: [String], showsName: Bool)] = [
+        (["list", "--included", "."], true), (["mark", "-v", "-R", "."], true),
+        (["status", "-R", "."], true), (["du", "."], false), (["clear", "-v", "-R", "."], true),
+        (["sweep", "-v", "."], false),
+      ]
+      for (arguments, showsName) in runs {
+        let shown = terminal(arguments)
+        #expect(!shown.contains(0x1B), "\(arguments): \(String(decoding: shown, as: UTF8.self))")
+        if showsName { #expect(shown.firstRange(of: escaped) != nil, "\(arguments)") }
+      }
+      #expect(skipbackup("clear", "-R", Argument(root)).status == 0)
+      let advice = terminal(["explain", "--", String(decoding: evil, as: UTF8.self), "-v"])
+      #expect(!advice.contains(0x1B))
+      let text = String(decoding: advice, as: UTF8.self)
+      #expect(
+        text.contains("skipbackup mark -m xdg 'evil'$'\\033''[2J'$'\\033''[31mred'"), "\(text)")
+      #expect(text.contains("skipbackup mark -m xdg -- -v"), "\(text)")
+
+      // Piped, -0 and JSON: the name's own bytes (JSON escapes ESC itself).
+      #expect(skipbackup("mark", Argument(bytes: evilPath)).status == 0)
+      #expect(
+        skipbackup("status", Argument(bytes: evilPath)).standardOutput
+          == Array("[Excluded]    ".utf8) + evilPath + [10])
+      #expect(
+        skipbackup("list", "-0", Argument(root)).standardOutput.split(separator: 0)
+          .contains { Array($0) == evilPath })
+      #expect(
+        skipbackup("status", "--format", "json", Argument(bytes: evilPath)).output.contains(
+          "evil\\u001b[2J"))
+    }
+
     @Test func textLinesAreTmutilsForm() throws {
       let tree = try TemporaryDirectory()
       let marked = tree.file("marked")
@@ -195,7 +267,7 @@ extension CLITests {
       let outside = tree.directory("outside")
       let outsideFile = tree.file("outside/secret")
       setfattr(outside, .resource)
-      let root = tree.directory("root")
+      tree.directory("root")
       tree.file("root/plain")
       let cache = tree.directory("root/cache")
       setfattr(cache, .legacy)

@@ -698,6 +698,128 @@ extension CLITests {
       #expect(markedItems(home) == swept)
     }
 
+    /// Issue 24, 12: a dry sweep meets what the sweep would: here nobody
+    /// may not write root's node_modules, and both say so, with exit 1.
+    @Test func aDrySweepReportsTheFailuresTheSweepWouldMeet() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let dry = sweep(["-n"], home: home, asNobody: true)
+      let real = sweep([], home: home, asNobody: true)
+      #expect(real.status == 1, "\(real)")
+      #expect(dry.status == real.status, "\(dry)")
+      for result in [dry, real] {
+        #expect(
+          result.errors.hasPrefix("skipbackup: \(home)/a/node_modules: permission denied"),
+          "\(result)")
+      }
+      #expect(getfattrMarkedPaths(home).isEmpty)
+    }
+
+    /// Issue 24, 9: a symlinked $HOME, or a ROOT given through a link
+    /// (with or without a trailing slash), is swept, and undone; it was a
+    /// silent no-op with exit 0.
+    @Test func aHomeOrRootThroughALinkIsSwept() throws {
+      let tree = try TemporaryDirectory()
+      tree.file("real/a/package.json")
+      tree.file("real/a/node_modules/x")
+      tree.symlink("home", to: "real")
+      let home = tree.path + "/home"
+      let real = tree.path + "/real"
+      for arguments in [[], [home], [home + "/"]] {
+        let result = sweep(arguments, home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(markedItems(real) == ["a/node_modules"], "\(arguments): \(result)")
+        let undo = sweep(["--undo"] + arguments, home: home)
+        #expect(undo.status == 0, "\(undo)")
+        #expect(markedItems(real).isEmpty, "\(arguments): \(undo)")
+      }
+    }
+
+    /// Issue 24, 5: a keep glob written through a symbolic link, `.` or
+    /// `..` keeps what it names (`keep ~/proj/app*` with `proj -> code`
+    /// matched nothing, so kept items were marked).
+    @Test func aKeepGlobThroughALinkDotOrDotDotStillKeeps() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/code/app1/package.json")
+      tree.file("home/code/app1/node_modules/x")
+      tree.file("home/code/lib/package.json")
+      tree.file("home/code/lib/node_modules/x")
+      tree.symlink("home/proj", to: "code")
+      for keep in ["~/proj/app*", "~/proj/./app*", "~/code/../proj/app*", "~/proj/app*/."] {
+        let rules = tree.file("rules", "keep \(keep)\n")
+        let result = sweep(["--rules", rules], home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(markedItems(home) == ["code/lib/node_modules"], "\(keep): \(result)")
+        #expect(sweep(["--undo"], home: home).status == 0)
+      }
+    }
+
+    /// Issue 24, 11: `--rules ""` is a usage error (it was "no rules
+    /// file", and with --no-builtin-rules took back every sweep mark);
+    /// `--rules /dev/zero` is refused (it aborted for want of memory); a
+    /// NUL byte in a line is refused (a path rule marked a shorter path).
+    @Test func anEmptyEndlessOrNULHoldingRulesFileIsRefused() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      tree.file("home/x")
+      #expect(sweep([], home: home).status == 0)
+      let empty = sweep(["--rules", "", "--no-builtin-rules"], home: home)
+      #expect(empty.status == 64, "\(empty)")
+      #expect(empty.errors.contains("--rules takes a file name, not an empty one."))
+      #expect(markedItems(home) == ["a/node_modules"])
+      let zero = sweep(["--rules", "/dev/zero"], home: home)
+      #expect(zero.status == 64, "\(zero)")
+      #expect(
+        zero.errors
+          == "skipbackup: /dev/zero: cannot read the rules file: larger than 1 MiB, which no rules file is\n"
+      )
+      let rules = tree.path + "/rules"
+      FileManager.default.createFile(
+        atPath: rules, contents: Data("path \(home)/x\0/more\n".utf8))
+      let nul = sweep(["--rules", rules], home: home)
+      #expect(nul.status == 64, "\(nul)")
+      #expect(nul.errors.hasPrefix("skipbackup: \(rules):1: the line holds a NUL byte"), "\(nul)")
+      #expect(markedItems(home) == ["a/node_modules"])
+    }
+
+    /// Issue 24, 7: `clear -m xdg` on a swept item leaves the record of
+    /// its other marks (which `--undo` still takes back); a sweep with more
+    /// mechanisms adds them to items it marked before; explain advises
+    /// that sweep, not a hand mark.
+    @Test func clearingOneMarkOrAddingMechanismsKeepsTheSweepsRecord() throws {
+      let tree = try TemporaryDirectory()
+      let home = tree.directory("home")
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      let modules = home + "/a/node_modules"
+      #expect(sweep([], home: home).status == 0)
+      #expect(recordOf(modules) == "resource node_modules")
+      let advice = skipbackup("explain", Argument(modules))
+      #expect(
+        advice.output.contains("borg2        backs it up: skipbackup sweep -m resource,xdg, "),
+        "\(advice)")
+
+      let more = sweep(["-m", "resource,xdg", "-v"], home: home)
+      #expect(more.status == 0, "\(more)")
+      #expect(peerMarks(modules) == [.resource, .xdg], "\(more)")
+      #expect(recordOf(modules) == "resource,xdg node_modules")
+      let again = sweep(["-m", "resource,xdg", "-v"], home: home)
+      #expect(again.errors.contains("marked 0, cleared 0, already marked 1"), "\(again)")
+
+      #expect(skipbackup("clear", "-m", "xdg", Argument(modules)).status == 0)
+      #expect(peerMarks(modules) == [.resource])
+      #expect(recordOf(modules) == "resource node_modules")
+      #expect(sweep(["--undo"], home: home).status == 0)
+      #expect(peerMarks(modules).isEmpty)
+      #expect(recordOf(modules) == nil)
+    }
+
     @Test func statusNamesTheRuleAndMarkAndClearTakeTheRecordAway() throws {
       let tree = try TemporaryDirectory()
       let home = tree.directory("home")

@@ -96,7 +96,12 @@ public struct ExtendedAttributes: Sendable {
   /// The corresponding C function is `removexattr(2)`.
   @discardableResult
   public func removeValue(of name: AttributeName) throws(SkipBackupError) -> Bool {
-    let result = name.withCString { name in
+    try wasThere(remove(name), attribute: name)
+  }
+
+  /// The `removexattr` call that fits the item, on `name`.
+  private func remove(_ name: AttributeName) -> (value: Result<CInt, Errno>, call: SystemCall) {
+    name.withCString { name in
       call(
         path: .removexattr, link: .lremovexattr, descriptor: .fremovexattr, at: .removexattrat,
         byPath: { path, follow in
@@ -105,8 +110,36 @@ public struct ExtendedAttributes: Sendable {
         byDescriptor: { system_fremovexattr($0, name) },
         relative: { directory, path, flags in system_removexattrat(directory, path, flags, name) })
     }
-    return try wasThere(result, attribute: name)
   }
+
+  /// Throws what setting or removing the attribute `name` would fail
+  /// with, as that call would report it, and changes nothing: for a
+  /// dry run. The kernel checks that the filesystem and the file type keep
+  /// user attributes, that the item is not immutable and that this user
+  /// may write it, before it looks for the name; so removing a name no one
+  /// uses, ``probeName``, fails exactly where a write would, and answers
+  /// `ENODATA` where it would work.
+  ///
+  /// The corresponding C function is `removexattr(2)`.
+  package func checkWritable(_ name: AttributeName) throws(SkipBackupError) {
+    let result = remove(Self.probeName)
+    switch result.value {
+    case .success, .failure(.noData): return
+    case .failure(let errno):
+      let setting: SystemCall =
+        switch result.call {
+        case .lremovexattr: .lsetxattr
+        case .fremovexattr: .fsetxattr
+        case .removexattrat: .setxattrat
+        default: .setxattr
+        }
+      throw failure(setting, errno, attribute: name)
+    }
+  }
+
+  /// The name ``checkWritable(_:)`` removes: none of skipbackup's marks
+  /// or records, and nothing any other program is known to write.
+  package static let probeName: AttributeName = "user.skipbackup.dry-run"
 
   /// What a call on the attribute `name` says of it: there (the call
   /// worked), not there (`ENODATA`), or the error.

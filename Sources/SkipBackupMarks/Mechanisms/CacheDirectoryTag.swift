@@ -59,6 +59,39 @@ public enum CacheDirectoryTag {
     return written
   }
 
+  /// Throws what ``mark(_:)`` or ``clear(_:)`` would fail with, and
+  /// leaves the directory as it is: no directory, another tool's or no
+  /// tag's file under the name, or a directory this user may not write
+  /// (an unnamed file, `O_TMPFILE`, made and dropped, answers that as the
+  /// kernel would; where the filesystem cannot make one, that is not
+  /// looked at).
+  static func check(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let checked = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
+      var status = stat()
+      let named = fileName.withCString { name in
+        system_fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0
+      }
+      if named, try !hasTag(in: directory, item) {
+        throw SkipBackupError(
+          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
+      }
+      let opened = valueOrErrno {
+        system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o644)
+      }
+      switch opened {
+      case .success(let file): _ = system_close(file)
+      case .failure(.notSupported), .failure(.isDirectory), .failure(.invalidArgument): break
+      case .failure(let errno):
+        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+      }
+      return false
+    }
+    guard checked != nil else {
+      throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
+    }
+    return false
+  }
+
   /// A whole tag with no name yet (`O_TMPFILE`), or `nil` where the
   /// filesystem cannot make one. Written unnamed and then linked, a tag
   /// appears whole or not at all: a mark killed half-way through leaves no

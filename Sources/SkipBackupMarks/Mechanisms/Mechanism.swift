@@ -52,8 +52,15 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
     try perform(.remove, on: item)
   }
 
+  /// Throws what marking `item`, or clearing its mark, would fail with,
+  /// and writes nothing: a dry run's look at what the run would meet
+  /// (a FIFO, /proc, a file for `cachedir`, another user's file).
+  public func check(_ item: FileItem) throws(SkipBackupError) {
+    _ = try perform(.check, on: item)
+  }
+
   /// What is done with a mark.
-  private enum Operation { case read, write, remove }
+  private enum Operation { case read, write, remove, check }
 
   /// Sends `operation` to where the table says this mark is kept: an
   /// extended attribute (AttributeMarks.swift), the inode flag or the tag
@@ -68,6 +75,9 @@ public enum Mechanism: String, CaseIterable, Hashable, Sendable, CustomStringCon
     case (.attribute, .read): try isAttributeMarked(item)
     case (.attribute, .write): try markAttribute(item)
     case (.attribute, .remove): try clearAttribute(item)
+    case (.attribute, .check): try checkAttribute(item)
+    case (.nodumpFlag, .check): try NodumpFlag.check(item)
+    case (.cacheDirectoryTag, .check): try CacheDirectoryTag.check(item)
     case (.nodumpFlag, .read): try NodumpFlag.isMarked(item)
     case (.nodumpFlag, .write): try NodumpFlag.mark(item)
     case (.nodumpFlag, .remove): try NodumpFlag.clear(item)

@@ -57,6 +57,27 @@ public enum NodumpFlag {
       && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
   }
 
+  /// Throws what ``mark(_:)`` or ``clear(_:)`` would fail with, and
+  /// writes nothing: the same refusal of what is no file or directory, the
+  /// same reading of the flags, and what `FS_IOC_SETFLAGS` checks before
+  /// it writes: the caller owns the item (or is root), and the item is
+  /// neither immutable nor append-only. Setting the same flags to find out
+  /// would change the item's ctime.
+  static func check(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let status = try item.status()
+    let type = FileType(rawValue: status.st_mode & S_IFMT)
+    guard type == .regular || type == .directory else {
+      throw SkipBackupError(
+        refusing: .inodeFlagsNeedFileOrDirectory, path: item.displayPath, fileType: type)
+    }
+    let flags = try withFlags(of: item) { $0 }
+    let user = system_geteuid()
+    if (user != 0 && user != status.st_uid) || flags & (FS_IMMUTABLE_FL | FS_APPEND_FL) != 0 {
+      throw SkipBackupError(.setInodeFlags, .notPermitted, path: item.displayPath)
+    }
+    return false
+  }
+
   /// Changes the flags through `change`; writes only when they differ.
   ///
   /// As chattr does, refuses an item that is neither a regular file nor a

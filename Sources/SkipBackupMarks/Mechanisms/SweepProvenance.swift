@@ -137,7 +137,7 @@ public struct SweepProvenance: Hashable, Sendable {
   /// The corresponding C functions are `listxattr(2)`, and `getxattr(2)`
   /// for a record in the first form.
   public static func read(from item: FileItem) throws(SkipBackupError) -> SweepProvenance? {
-    let attributes = try ItemAttributes(of: item)
+    let attributes = try ItemAttributes(readingRecordOf: item)
     if let record = attributes.record { return record }
     guard attributes.recordInValue else { return nil }
     return try readValue(from: item)
@@ -174,7 +174,7 @@ public struct SweepProvenance: Hashable, Sendable {
       try attributes.setValue(value, of: name)
       return
     }
-    var others = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
+    var others = try ItemAttributes.recordNames(on: item)
     var present = false
     if let index = others.firstIndex(of: name) {
       others.remove(at: index)
@@ -200,7 +200,7 @@ public struct SweepProvenance: Hashable, Sendable {
     do {
       let attributes = ExtendedAttributes(of: item)
       var removed = false
-      let names = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
+      let names = try ItemAttributes.recordNames(on: item)
       for name in names where try attributes.removeValue(of: name) {
         removed = true
       }

@@ -2,6 +2,10 @@ import ArgumentParser
 import SkipBackupCore
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 struct DuCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "du",
@@ -76,7 +80,24 @@ struct DuCommand: ParsableCommand, MountPointHelp {
     let report = UsageReport(
       mechanismNames: mechanisms.names, json: format == .json, output: output)
     var usages: [DiskUsage] = []
+    // The ROOTs walked so far: a ROOT at or below one of them is counted
+    // already and is left out, and one of them met below a later ROOT is
+    // left out of it, as `du -sc x x` and `du -sc x/sub x` count each item
+    // once (issue 24, 14).
+    var walked: [(canonical: [UInt8], device: dev_t, inode: ino_t)] = []
     for root in (roots.isEmpty ? ["."] : roots).map(RawArguments.path) {
+      let canonical = canonicalPath(root.bytes)
+      var status = stat()
+      let found = canonical.map { FileItem(path: FilePath(bytes: $0)) }.flatMap { try? $0.status() }
+      if let canonical, let found {
+        status = found
+        let counted = walked.contains { earlier in
+          canonical == earlier.canonical
+            || (canonical.starts(with: earlier.canonical)
+              && (earlier.canonical == [0x2F] || canonical[earlier.canonical.count] == 0x2F))
+        }
+        if counted { continue }
+      }
       let exclusion: RootExclusion?
       switch run.placement(of: root, mechanisms) {
       case .unmarked: exclusion = nil
@@ -94,9 +115,16 @@ struct DuCommand: ParsableCommand, MountPointHelp {
       while trimmed > 1 && rootBytes[trimmed - 1] == 0x2F { trimmed -= 1 }
       // `links` is not reset: an inode linked from two ROOTs counts under
       // the first, as `du -s ROOT1 ROOT2` counts it, so the total holds it once.
-      for visitor in run.visitors { visitor.reset(rootLength: trimmed, rootExclusion: exclusion) }
+      let earlier = walked.map { (device: $0.device, inode: $0.inode) }
+      for visitor in run.visitors {
+        visitor.reset(rootLength: trimmed, rootExclusion: exclusion, earlierRoots: earlier)
+      }
+      if let canonical { walked.append((canonical, status.st_dev, status.st_ino)) }
       let before = run.diagnostics.failures
-      run.walk(root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
+      // A ROOT that is a link is followed (as du -D does); nothing below it is.
+      run.walk(
+        root,
+        options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: true))
       let usage = DiskUsage(
         root: rootBytes, visitors: run.visitors, mechanisms: mechanisms.count, top: top,
         apparentSize: apparentSize)

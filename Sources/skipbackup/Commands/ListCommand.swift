@@ -96,7 +96,11 @@ private final class ListVisitor: ReportingVisitor {
     }
     let excluded = !marks.isEmpty
     if excluded == wantsExcluded {
-      output.write(entry.pathBytes)
+      if terminator == 0 {
+        output.write(entry.pathBytes)
+      } else {
+        output.writeName(entry.pathBytes)
+      }
       output.write(terminator)
       output.endRecord()
     }

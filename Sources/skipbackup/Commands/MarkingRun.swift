@@ -218,17 +218,36 @@ final class MarkingWorker: ReportingVisitor {
     let changed: Bool
     if run.dryRun {
       let marks = try mechanisms.marks(on: item)
-      changed = run.action == .mark ? marks.count < mechanisms.count : !marks.isEmpty
+      let pending: MechanismSet
+      if run.action == .mark && run.form != .local {
+        pending = try mechanisms.isMarked(item, in: run.form) ? [] : mechanisms
+      } else {
+        pending = run.action == .mark ? mechanisms.subtracting(marks) : marks
+      }
+      changed = !pending.isEmpty
+      // What the run would fail with, found without writing.
+      if changed { try pending.check(item) }
     } else {
       changed =
         run.action == .mark
         ? try mechanisms.mark(item, form: run.form) : try mechanisms.clear(item)
-      // A sweep's record goes with a mark cleared, and with a mark a person
-      // makes again, which becomes theirs: no sweep removes it later. In a
-      // recursive run, only where the mark was there already or was removed
-      // (a call per item otherwise costs every item of the tree).
+      // A mark a person makes again becomes theirs: the sweep's record
+      // goes, and no sweep removes the mark later. A mark cleared leaves
+      // the record's other mechanisms to the sweep (docs/sweep.md): the
+      // record went whole, and a sweep's `resource` mark left after
+      // `clear -m xdg` became a hand mark no `--undo` took back (issue 24,
+      // 7). In a recursive run, only where the mark was there already or
+      // was removed (a call per item otherwise costs every item of the tree).
       if !run.items.recursive || (run.action == .mark) != changed {
-        try SweepProvenance.remove(from: item)
+        if run.action == .clear, let record = try SweepProvenance.read(from: item),
+          !record.mechanisms.subtracting(mechanisms).isEmpty
+        {
+          try SweepProvenance(
+            mechanisms: record.mechanisms.subtracting(mechanisms), rule: record.rule
+          ).write(to: item)
+        } else {
+          try SweepProvenance.remove(from: item)
+        }
       }
     }
     switch (run.action, changed) {

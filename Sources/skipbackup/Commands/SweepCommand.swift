@@ -67,6 +67,9 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
 
   func validate() throws {
     if undo && listRules { throw ValidationError("--undo and --list-rules cannot go together.") }
+    // An empty name is no file; taken for "no rules file", it made
+    // `--rules "" --no-builtin-rules` take back every sweep mark.
+    if rulesFile == "" { throw ValidationError("--rules takes a file name, not an empty one.") }
   }
 
   func run() throws {
@@ -108,7 +111,10 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
       verbose: reporting.verbose, format: format, git: git, diagnostics: diagnostics)
     let visitors = (0..<walkThreads).map { _ in SweepVisitor(run: run, progress: progress) }
-    let options = TreeWalkOptions(oneFileSystem: tree.oneFileSystem, wholeListings: !undo)
+    // A ROOT (or $HOME) that is a link to a directory is what the user means
+    // to sweep: followed, as du -D and find -H do; nothing below it is.
+    let options = TreeWalkOptions(
+      oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: true, wholeListings: !undo)
     for root in rootPaths {
       let walked = root.bytes
       guard let canonical = canonicalPath(walked) else {
@@ -200,6 +206,11 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
         text = try readWholeFile(file)
       } catch .noSuchFileOrDirectory where rulesFile == nil {
         text = nil  // no rules file of one's own: the built-in rules alone
+      } catch .fileTooLarge {
+        diagnostics.report(
+          "\(file.escapedDescription): cannot read the rules file: larger than 1 MiB, which no rules file is"
+        )
+        throw ExitCode(64)
       } catch {
         diagnostics.report(
           "\(file.escapedDescription): cannot read the rules file: \(error.description.lowercased())"
@@ -233,8 +244,10 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
   }
 }
 
-/// The whole of a small file, such as the rules file.
-private func readWholeFile(_ path: FilePath) throws(Errno) -> [UInt8] {
+/// The whole of a small file, such as the rules file; one larger than
+/// `limit` bytes (`/dev/zero`, which aborted the run for want of memory)
+/// is `EFBIG`.
+private func readWholeFile(_ path: FilePath, limit: Int = 1 << 20) throws(Errno) -> [UInt8] {
   let descriptor: FileDescriptor
   do {
     descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
@@ -257,5 +270,6 @@ private func readWholeFile(_ path: FilePath) throws(Errno) -> [UInt8] {
     }
     if count == 0 { return bytes }
     bytes += chunk[..<count]
+    if bytes.count > limit { throw .fileTooLarge }
   }
 }

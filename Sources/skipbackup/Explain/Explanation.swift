@@ -19,6 +19,10 @@ struct Explanation {
   let inheritedFrom: [UInt8]?
   let inheritedMarks: MechanismSet?
   let rule: String?
+  /// What the sweep's record on the item itself names, when a sweep marked
+  /// it: advice then adds to the sweep's mechanisms, since a mark by hand
+  /// would make the sweep's mark a hand mark (issue 24, 7).
+  let sweptWith: MechanismSet?
   let item: ItemMarks
 
   var isExcluded: Bool { !marks.isEmpty || inheritedFrom != nil }
@@ -49,6 +53,7 @@ struct Explanation {
     }
     inheritedFrom = nearest?.0
     inheritedMarks = nearest?.1
+    sweptWith = marks.isEmpty ? nil : (try? SweepProvenance.read(from: fileItem))?.mechanisms
     if !marks.isEmpty {
       rule = sweepRule(of: fileItem)
     } else if let nearest {
@@ -66,11 +71,9 @@ struct Explanation {
 
   /// What to mark so that a tool skips the item: the marked directory it
   /// inherits from, or the item itself.
-  private var target: (path: String, isDirectory: Bool) {
-    if marks.isEmpty, let inheritedFrom {
-      return (String(decoding: inheritedFrom, as: UTF8.self), true)
-    }
-    return (String(decoding: path, as: UTF8.self), item.isDirectory)
+  private var target: (path: [UInt8], isDirectory: Bool) {
+    if marks.isEmpty, let inheritedFrom { return (inheritedFrom, true) }
+    return (path, item.isDirectory)
   }
 
   /// The marks that exclude the item, own or inherited, in the set's order.
@@ -87,7 +90,8 @@ struct Explanation {
         skips
         ? ""
         : facts.needs(
-          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks)
+          target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks,
+          sweptWith: sweptWith?.names)
       return (facts, skips, needs)
     }
   }
@@ -112,7 +116,7 @@ struct Explanation {
   }
 
   func writeText(to output: Output) {
-    output.write(path)
+    output.writeName(path)
     output.write(isExcluded ? ": excluded\n" : ": included\n")
     output.write(
       "  marks: " + (marks.isEmpty ? "none" : marks.names.joined(separator: ", ")) + "\n")

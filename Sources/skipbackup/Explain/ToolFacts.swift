@@ -1,3 +1,5 @@
+import SkipBackupCore
+
 /// What each backup tool does with a marked item, run with exactly the
 /// options below and no exclusion file: the one table `explain` reads.
 ///
@@ -120,21 +122,29 @@ extension ToolFacts {
   /// (the item, or the marked directory it inherits from) or use the
   /// export; `exportMarks` names the marks that exclude it for the export
   /// to read (`-m`), empty when skipbackup does not count it excluded yet.
-  func needs(target: String, targetIsDirectory: Bool, exportMarks: [String]) -> String {
+  func needs(
+    target: [UInt8], targetIsDirectory: Bool, exportMarks: [String], sweptWith: [String]? = nil
+  ) -> String {
     switch remedy {
+    case .mark(let mark) where sweptWith != nil,
+      .markDirectory(let mark, _) where sweptWith != nil && targetIsDirectory:
+      // `mark` would make the sweep's mark a hand mark: the sweep adds it.
+      let mechanisms = sweptWith! + (sweptWith!.contains(mark) ? [] : [mark])
+      return "skipbackup sweep -m \(mechanisms.joined(separator: ",")), the sweep that marked it "
+        + "with \(mark) added (a mark by hand would take the item from the sweep)"
     case .mark(let mark):
-      return "skipbackup mark -m \(mark) \(shellQuoted(target))"
+      return "skipbackup mark -m \(mark) \(pathArgument(target))"
     case .markDirectory(let mark, let tool):
-      if targetIsDirectory { return "skipbackup mark -m \(mark) \(shellQuoted(target))" }
+      if targetIsDirectory { return "skipbackup mark -m \(mark) \(pathArgument(target))" }
       return exportRecipe(tool, target: target, marks: exportMarks)
     case .export(let tool):
       return exportRecipe(tool, target: target, marks: exportMarks)
     case .markAndCopy(let mark):
-      return "skipbackup mark -m \(mark) \(shellQuoted(target)), then copy with rsync -aX"
+      return "skipbackup mark -m \(mark) \(pathArgument(target)), then copy with rsync -aX"
     }
   }
 
-  private func exportRecipe(_ tool: BackupTool, target: String, marks: [String]) -> String {
+  private func exportRecipe(_ tool: BackupTool, target: [UInt8], marks: [String]) -> String {
     // The recipe on one line: the export, then the tool reading it.
     let recipe = tool.recipe.split(whereSeparator: \.isNewline)
       .map { $0.trimmingPrefix(while: \.isWhitespace) }
@@ -146,20 +156,63 @@ extension ToolFacts {
     // The recipe reads the marks through `export` or `list`.
     let export = recipe.replacing("skipbackup export ", with: "skipbackup export " + mechanisms)
       .replacing("skipbackup list ", with: "skipbackup list " + mechanisms)
-    let mark = marks.isEmpty ? "skipbackup mark \(shellQuoted(target)), then " : ""
+    let mark = marks.isEmpty ? "skipbackup mark \(pathArgument(target)), then " : ""
     return mark + "with ROOT a directory above it: " + export
   }
 }
 
-/// `text` as one shell word: as it is when it holds only safe characters,
-/// otherwise in single quotes.
-func shellQuoted(_ text: String) -> String {
-  let safe = text.unicodeScalars.allSatisfy {
-    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-      || "/._-+,:@%=".unicodeScalars.contains($0)
+/// `bytes` (a path) as one shell word, as `ls` quotes a name on a
+/// terminal: as it is when it holds only safe characters; otherwise in
+/// single quotes, with each control character (C0, DEL, C1) and each byte
+/// that is not UTF-8 written `$'\NNN'` (bash, zsh, ksh), so that the word
+/// names the exact bytes and shows nothing a terminal would act on (issue
+/// 24, 13). A word that starts with `-` goes after `--` (``pathArgument``).
+func shellQuoted(_ bytes: [UInt8]) -> String {
+  let safe = bytes.allSatisfy {
+    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+      || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+      || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+      || Array("/._-+,:@%=".utf8).contains($0)
   }
-  if safe && !text.isEmpty { return text }
-  return "'" + text.replacingAll("'", with: "'\\''") + "'"
+  if safe && !bytes.isEmpty { return String(decoding: bytes, as: UTF8.self) }
+  var result = ""
+  var quoted = false
+  var index = 0
+  while index < bytes.count {
+    if let (scalar, length) = UTF8Scalar.decode(bytes, at: index),
+      scalar.value >= 0x20, scalar.value != 0x7F, !(0x80...0x9F).contains(scalar.value)
+    {
+      if !quoted { result += "'" }
+      quoted = true
+      result += scalar == "'" ? "'\\''" : String(scalar)
+      index += length
+      continue
+    }
+    let length = UTF8Scalar.decode(bytes, at: index)?.length ?? 1
+    if quoted { result += "'" }
+    quoted = false
+    result += "$'"
+    for byte in bytes[index..<(index + length)] {
+      result += "\\" + String(byte, radix: 8).leftPadded(to: 3)
+    }
+    result += "'"
+    index += length
+  }
+  if quoted { result += "'" }
+  return result
+}
+
+/// `path` as the PATH argument of a command: quoted, and after `--` when
+/// it starts with `-`, which the parser would take for an option
+/// (`skipbackup mark -m xdg -v` for a file named `-v`).
+func pathArgument(_ path: [UInt8]) -> String {
+  (path.first == UInt8(ascii: "-") ? "-- " : "") + shellQuoted(path)
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
+  }
 }
 
 extension String {

@@ -74,6 +74,11 @@ struct ItemOptions: ParsableArguments, MountPointHelp {
           diagnostics.report(
             "\(file.escapedDescription): line \(line) holds a NUL byte, which no path can hold; "
               + "nothing on that line is acted on")
+        case .tooLong(let record, let length):
+          diagnostics.report(
+            "\(file.escapedDescription): \(null ? "record" : "line") \(record) is "
+              + "\(length) bytes, longer than any path (PATH_MAX, \(PathList.longestPath) with "
+              + "its NUL); nothing on it is acted on")
         }
       }
     } catch {

@@ -162,6 +162,30 @@ struct SweepRules: Sendable {
     return (parent == [UInt8(ascii: "/")] ? [] : parent) + path[slash...]
   }
 
+  /// A pattern with the components before its first wildcard resolved
+  /// (symbolic links, `.`, `..`), as the walk's canonical paths have them,
+  /// and `.` dropped after it: `keep ~/proj/app*` with `proj -> code`
+  /// matched nothing, so kept items were marked (issue 24, 5). Where those
+  /// components do not exist, `.` and `..` are resolved by their names.
+  private static func resolvingLiteralPart(_ pattern: [UInt8]) -> [UInt8] {
+    let components = pattern.split(separator: UInt8(ascii: "/")).map(Array.init)
+    let literal = components.prefix { Glob($0).isLiteral }
+    let rest = components.dropFirst(literal.count).filter { $0 != [UInt8(ascii: ".")] }
+    let written = literal.reduce(into: [UInt8]()) { $0 += [UInt8(ascii: "/")] + $1 }
+    var prefix: [UInt8]
+    if let canonical = canonicalPath(written.isEmpty ? [UInt8(ascii: "/")] : written) {
+      prefix = canonical == [UInt8(ascii: "/")] ? [] : canonical
+    } else {
+      var kept: [[UInt8]] = []
+      for component in literal where component != [UInt8(ascii: ".")] {
+        if component == Array("..".utf8) { _ = kept.popLast() } else { kept.append(component) }
+      }
+      prefix = kept.reduce(into: [UInt8]()) { $0 += [UInt8(ascii: "/")] + $1 }
+    }
+    for component in rest { prefix += [UInt8(ascii: "/")] + component }
+    return prefix
+  }
+
   private static let space = UInt8(ascii: " ")
   private static let tab = UInt8(ascii: "\t")
 
@@ -184,6 +208,10 @@ struct SweepRules: Sendable {
     }
     func fail(_ reason: String) -> LineError { LineError(origin: origin, reason: reason) }
     func shown(_ bytes: [UInt8]) -> String { String(escapingForDisplay: bytes) }
+    // A path ends at its first NUL: `path /a\0/b` would name /a.
+    if trimmed.contains(0) {
+      throw fail("the line holds a NUL byte, which no name or path can hold")
+    }
     func checkName(_ word: [UInt8], _ what: String) throws(LineError) {
       if word.contains(UInt8(ascii: "/")) || word == [0x2E] || word == [0x2E, 0x2E] {
         throw fail("\(what) '\(shown(word))' must be one name, without '/'")
@@ -231,7 +259,7 @@ struct SweepRules: Sendable {
     case "keep":
       let argument = Array(rest)
       var path = try Self.expand(argument, environment, fail)
-      if Glob(path).isLiteral { path = Self.resolvingParent(path) }
+      path = Glob(path).isLiteral ? Self.resolvingParent(path) : Self.resolvingLiteralPart(path)
       keeps.append(
         KeepRule(
           glob: Glob(path), components: countComponents(path), argument: argument,

@@ -253,14 +253,20 @@ final class SweepVisitor: ReportingVisitor {
           (applies, reason) = table.applies(ruleNamed: record.rule, to: facts)
         }
         if applies {
-          if marks.isSuperset(of: record.mechanisms) {
+          // What the record names and what this run writes: a sweep with
+          // more mechanisms than the one that marked the item adds them
+          // (`sweep -m resource,xdg` said "already marked" on a swept
+          // home, issue 24, 7). Only what this run reads can be seen.
+          let wanted = record.mechanisms.union(isDirectory ? run.mechanisms : run.fileMechanisms)
+          if marks.isSuperset(of: wanted.intersection(reader.mechanisms)) {
             counts.alreadyMarked += 1
             return .skipChildren
           }
-          // Its marks were taken off by hand, the record left: mark again.
+          // Its marks were taken off by hand (the record left), or this
+          // run writes more: mark again, the record naming them all.
           let again = candidate ?? table.rules.firstIndex { $0.name == record.rule }
           if let again {
-            mark(entry, rule: again, isDirectory: isDirectory)
+            mark(entry, rule: again, isDirectory: isDirectory, keeping: record.mechanisms)
             return .skipChildren
           }
         } else if let candidate, keep == nil {
@@ -323,24 +329,29 @@ final class SweepVisitor: ReportingVisitor {
   /// Marks `entry` by `rule`: the record first, then the marks, so that an
   /// interrupted sweep never leaves a mark that looks like a hand mark.
   /// `holdingNoRecord`: the entry's state, just read, shows no record.
+  /// `recorded`: the mechanisms its record names already, which stay.
   private func mark(
-    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false
+    _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false,
+    keeping recorded: MechanismSet = []
   ) {
-    let mechanisms = isDirectory ? run.mechanisms : run.fileMechanisms
+    let mechanisms = (isDirectory ? run.mechanisms : run.fileMechanisms).union(recorded)
     guard !mechanisms.isEmpty else {
       counts.skipped += 1
       return
     }
     let rule = table.rules[index]
-    if !run.dryRun {
-      do throws(SkipBackupError) {
+    do throws(SkipBackupError) {
+      if run.dryRun {
+        // What the run would fail with, found without writing.
+        try mechanisms.check(entry.item)
+      } else {
         try SweepProvenance(mechanisms: mechanisms, rule: rule.name).write(
           to: entry.item, holdingNoRecord: holdingNoRecord)
         try mechanisms.mark(entry.item)
-      } catch {
-        failed(entry, error)
-        return
       }
+    } catch {
+      failed(entry, error)
+      return
     }
     counts.marked += 1
     let size = run.wantsSizes ? diskUsage(entry) : nil
@@ -368,14 +379,16 @@ final class SweepVisitor: ReportingVisitor {
   )
     -> Bool
   {
-    if !run.dryRun {
-      do throws(SkipBackupError) {
+    do throws(SkipBackupError) {
+      if run.dryRun {
+        try record.mechanisms.check(entry.item)
+      } else {
         try record.mechanisms.clear(entry.item)
         try SweepProvenance.remove(from: entry.item)
-      } catch {
-        failed(entry, error)
-        return false
       }
+    } catch {
+      failed(entry, error)
+      return false
     }
     counts.cleared += 1
     report(
@@ -427,7 +440,7 @@ final class SweepVisitor: ReportingVisitor {
       output.write(line.finish())
     case .text:
       output.write(excluded ? "[Excluded]    " : "[Included]    ")
-      output.write(path)
+      output.writeName(path)
       output.write("    (")
       if let reason {
         output.write(reason)

@@ -31,7 +31,7 @@ package struct SweepStateReader: Sendable {
 
   /// The state of `item`.
   package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
-    let attributes = try ItemAttributes(of: item)
+    let attributes = try ItemAttributes(readingRecordOf: item)
     var state = SweepItemState()
     state.record = attributes.record
     state.recordInValue = attributes.recordInValue

@@ -27,8 +27,16 @@ final class Output {
   private var count = 0
   private let capacity = 64 * 1024
 
+  /// Whether names in text go out escaped: standard output is a terminal,
+  /// where a name holding `\e[2J` would clear the screen (issue 24, 13), so
+  /// control characters and bytes that are not UTF-8 are shown as escapes
+  /// (`\x1b`, `\n`, `\xff`), as in messages, in the manner of `ls` on a
+  /// terminal. Piped output, `-0` and JSON stay byte for byte.
+  let escapesNames: Bool
+
   init(sink: OutputSink = .standardOutput) {
     self.sink = sink
+    escapesNames = sink.isTerminal
     allocated = capacity + 4096
     storage = .allocate(byteCount: allocated, alignment: 1)
   }
@@ -71,10 +79,31 @@ final class Output {
     count = used + 1
   }
 
+  /// Writes a name (a path) into text: its bytes, or on a terminal its
+  /// escaped form where it holds a control character or a byte that is not
+  /// ASCII (only those are looked at again).
+  @inline(__always)
+  func writeName(_ bytes: UnsafeBufferPointer<UInt8>) {
+    if escapesNames, bytes.contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
+      write(String(escapingForDisplay: bytes))
+    } else {
+      write(UnsafeRawBufferPointer(bytes))
+    }
+  }
+
+  func writeName(_ bytes: some Collection<UInt8>) {
+    let written: Void? = bytes.withContiguousStorageIfAvailable { writeName($0) }
+    if written == nil { Array(bytes).withUnsafeBufferPointer { writeName($0) } }
+  }
+
   /// Writes `path`'s bytes and `terminator`: a whole record.
   func write(_ path: FilePath, terminator: UInt8) {
     path.withPlatformString { pointer in
-      write(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
+      let bytes = UnsafeBufferPointer(
+        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)
+      )
+      // A NUL-terminated record (`-0`) is for programs: always its bytes.
+      if terminator == 0 { write(UnsafeRawBufferPointer(bytes)) } else { writeName(bytes) }
     }
     write(terminator)
     endRecord()
@@ -111,8 +140,12 @@ final class OutputSink: Sendable {
 
   static let standardOutput = OutputSink(descriptor: STDOUT_FILENO)
 
+  /// Whether the descriptor is a terminal, asked once.
+  let isTerminal: Bool
+
   init(descriptor: CInt) {
     self.descriptor = descriptor
+    isTerminal = isatty(descriptor) == 1
   }
 
   func write(_ buffer: UnsafeRawBufferPointer) {

@@ -63,7 +63,7 @@ struct UsageReport {
   // MARK: - Text
 
   private func writeText(_ usage: DiskUsage) {
-    output.write(usage.root)
+    output.writeName(usage.root)
     output.write("\n")
     writeCounts(usage.included, usage.excluded)
     let mechanisms = zip(mechanismNames, usage.byMechanism).map { "\($0) \(humanSize($1))" }
@@ -114,7 +114,7 @@ struct UsageReport {
     let width = sizes.map(\.count).max()!
     for (index, sized) in paths.enumerated() {
       output.write("    " + pad(sizes[index], width) + "  ")
-      output.write(sized.path)
+      output.writeName(sized.path)
       output.write("\n")
     }
   }

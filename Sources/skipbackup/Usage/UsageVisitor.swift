@@ -99,10 +99,19 @@ final class UsageVisitor: ReportingVisitor {
     self.topIncluded = TopPaths(limit: top)
   }
 
+  /// The earlier ROOTs of this run, by device and inode, met again below
+  /// this one: left out, as `du -s x/sub x` leaves `x/sub` out of `x`, so
+  /// that a total counts each item once.
+  private var earlierRoots: [(device: dev_t, inode: ino_t)] = []
+
   /// Starts over for the next ROOT.
-  func reset(rootLength: Int, rootExclusion: RootExclusion?) {
+  func reset(
+    rootLength: Int, rootExclusion: RootExclusion?,
+    earlierRoots: [(device: dev_t, inode: ino_t)] = []
+  ) {
     self.rootLength = rootLength
     self.rootExclusion = rootExclusion
+    self.earlierRoots = earlierRoots
     included = UsageCounts()
     excluded = UsageCounts()
     byMechanism = Array(repeating: 0, count: mechanisms.count)
@@ -125,6 +134,11 @@ final class UsageVisitor: ReportingVisitor {
       return reporter.unreadable(error, at: entry)
     }
     let isDirectory = status.st_mode & S_IFMT == S_IFDIR
+    if entry.depth > 0, !earlierRoots.isEmpty,
+      earlierRoots.contains(where: { $0.device == status.st_dev && $0.inode == status.st_ino })
+    {
+      return .skipChildren
+    }
     var size = apparentSize ? Int64(status.st_size) : Int64(status.st_blocks) * 512
     // A hard-linked inode counts once, where it is met first; the set holds
     // only inodes with several links, which are few.
