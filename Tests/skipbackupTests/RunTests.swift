@@ -397,6 +397,19 @@ import TestSupport
     #expect(verdict.output == "True True\n", "\(verdict)")
   }
 
+  /// Options go before the ROOTs; a ROOT named like an option follows a first --.
+  @Test func anOptionAfterARootIsAUsageError() throws {
+    let tree = try TrickyTree()
+    let late = skipbackup("run", Argument(tree.root), "-x", "--", "true")
+    #expect(late.status == 64, "\(late)")
+    #expect(late.errors.contains("options go before the ROOTs"), "\(late)")
+    Make.directory(Bytes(tree.root + "/-x"))
+    let named = skipbackup(
+      "run", "-q", "--", "-x", "--", "ls", "-A", directory: tree.root)
+    #expect(named.status == 0, "\(named)")
+    #expect(named.lines.contains("files"), "\(named)")
+  }
+
   @Test func anExcludedRootIsRefusedAndTheCommandNeverRuns() throws {
     let tree = try TrickyTree()
     let witness = tree.directory.path + "/ran"

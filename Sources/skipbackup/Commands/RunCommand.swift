@@ -74,6 +74,12 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       throw CleanExit.helpRequest(self)
     }
     let (roots, command) = split
+    // The words after the first ROOT are not parsed as options: an option
+    // there would be taken for a ROOT. After a leading --, any name is a ROOT.
+    if words.first != "--", let option = roots.first(where: { $0.hasPrefix("-") }) {
+      throw ValidationError(
+        "\(option): options go before the ROOTs (a ROOT that starts with - goes after a first --).")
+    }
     if roots.isEmpty { throw ValidationError("Give at least one ROOT, then --, then COMMAND.") }
     if command.isEmpty { throw ValidationError("Give the COMMAND to run after ROOT... --.") }
   }
