@@ -152,6 +152,12 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     refusal == .symbolicLinkNotFollowed || (errno == .notPermitted && fileType == .symbolicLink)
   }
 
+  /// Whether an open without following links met one (`ELOOP` from
+  /// `O_NOFOLLOW`): the item became a symbolic link since it was listed.
+  public var isLinkNotFollowed: Bool {
+    errno == .tooManySymbolicLinkLevels && call == .openat
+  }
+
   /// Whether the kernel refused because the item is a symbolic link, a
   /// device, a FIFO or a socket: Linux keeps user attributes on none of them.
   public var isRefusedForFileType: Bool {

@@ -574,3 +574,10 @@ package func system_dup(_ fd: CInt) -> CInt {
 package func system_dup2(_ fd: CInt, _ target: CInt) -> CInt {
   mocked(.dup2) { dup2(fd, target) }
 }
+
+/// The corresponding C function is `setenv(3)`.
+package func system_setenv(
+  _ name: UnsafePointer<CChar>, _ value: UnsafePointer<CChar>, _ overwrite: CInt
+) -> CInt {
+  mocked(.setenv) { setenv(name, value, overwrite) }
+}

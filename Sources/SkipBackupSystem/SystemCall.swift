@@ -24,7 +24,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case posixSpawn = "posix_spawn"
   // Building run's view (Sources/skipbackup/Run/).
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
-  case execvp, dup, dup2
+  case execvp, dup, dup2, setenv
   case moveMount = "move_mount"
 
   /// The C function's name, as messages show it: `lsetxattr`,

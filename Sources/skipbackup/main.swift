@@ -37,5 +37,12 @@ do {
     }
     exit(0)
   }
+  // A value that is not UTF-8 reached the parser as a placeholder: the
+  // message shows its bytes, escaped, instead.
+  let message = SkipBackupCommand.fullMessage(for: error)
+  if message.contains("skipbackup-argument-") {
+    _ = OutputDescriptor.writeAll(RawArguments.displayed(message) + "\n", to: STDERR_FILENO)
+    exit(SkipBackupCommand.exitCode(for: error).rawValue)
+  }
   SkipBackupCommand.exit(withError: error)
 }

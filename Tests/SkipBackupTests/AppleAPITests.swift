@@ -74,6 +74,22 @@ import TestSupport
     #expect(try url.backupResourceValues(forKeys: [.fileSizeKey]).isExcludedFromBackup == nil)
   }
 
+  /// Issue 24, 19, as the README says: an item inside a marked directory
+  /// reads false through the URL API, as on Apple's platforms (the value is
+  /// the item's own), while MechanismSet.status counts the directory.
+  @Test func anItemInsideAMarkedDirectoryReadsFalseThroughTheURLAPI() throws {
+    var directory = URL(fileURLWithPath: tree.directory("marked"))
+    var values = URLResourceValues()
+    values.isExcludedFromBackup = true
+    try directory.setBackupResourceValues(values)
+    let inside = URL(fileURLWithPath: tree.file("marked/inside"))
+    let read = try inside.backupResourceValues(forKeys: [.isExcludedFromBackupKey])
+    #expect(read.isExcludedFromBackup == false)
+    let status = try MechanismSet.all.status(of: FilePath(inside.path))
+    #expect(status.isExcluded && status.marks.isEmpty)
+    #expect(status.inheritedFrom == FilePath(directory.path))
+  }
+
   @Test func aURLThatIsNoFileIsRefusedAndShownAsGiven() throws {
     let url = URL(string: "https://example.com/a")!
     #expect { try url.setExcludedFromBackup(true) } throws: { error in

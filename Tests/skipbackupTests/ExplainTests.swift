@@ -189,6 +189,51 @@ extension CLITests {
       }
     }
 
+    /// Issue 24, 17: no advice that cannot run or misleads. A symbolic
+    /// link or FIFO keeps no marks, so `mark` is not advised for it; an
+    /// included item's line says the advice is how to leave it out; a
+    /// verdict says the options it assumes (borg 1.2 reads nodump only with
+    /// --exclude-nodump); a name starting with `-` comes after `--`.
+    @Test func adviceRunsAndSaysWhatItAssumes() throws {
+      let tree = try TemporaryDirectory()
+      let documents = tree.directory("Documents")
+      tree.symlink("link", to: "Documents")
+      let fifo = tree.fifo("fifo")
+      let dash = tree.file("-v")
+      let text = skipbackup(
+        "explain", "--", Argument(documents), Argument(tree.path + "/link"), Argument(fifo),
+        Argument(dash))
+      #expect(text.status == 0, "\(text)")
+      let lines = text.lines
+      #expect(
+        lines.contains(
+          "  borg2        backs it up; to leave it out: skipbackup mark -m xdg \(documents)"),
+        "\(text)")
+      #expect(
+        lines.contains {
+          $0.hasPrefix(
+            "  borg1        backs it up (borg create --exclude-nodump --exclude-caches); to leave it out: "
+          )
+        })
+      for what in ["a symbolic link", "a FIFO"] {
+        #expect(
+          lines.contains(
+            "  borg2        backs it up; to leave it out: \(what) keeps no marks on Linux: mark the "
+              + "directory that holds it (\(tree.path)), or leave it out with borg2's own exclude option"
+          ), "\(text)")
+      }
+      #expect(!lines.contains { $0.contains("skipbackup mark -m xdg \(tree.path)/link") })
+      let relative = skipbackup("explain", "--", "-v", directory: tree.path)
+      let advice = try #require(
+        relative.lines.first { $0.hasPrefix("  borg2") }, "\(relative)")
+      #expect(advice.hasSuffix("skipbackup mark -m xdg -- -v"), "\(advice)")
+      let command = String(advice[advice.range(of: "skipbackup ")!.lowerBound...])
+      let result = shell(
+        command.replacing("skipbackup ", with: "\"$SKIPBACKUP\" "), directory: tree.path)
+      #expect(result.status == 0, "\(command): \(result)")
+      #expect(peerMarks(dash) == [.xdg])
+    }
+
     @Test func anUnreadablePathIsReportedAndTheOthersExplained() throws {
       let tree = try TemporaryDirectory()
       let present = tree.file("present")

@@ -205,6 +205,34 @@ extension CLITests {
       }
     }
 
+    /// Issue 24, 16: a value that is not UTF-8 where no path is read is
+    /// shown escaped in the error, not as the placeholder the parser got;
+    /// a file whose name holds the placeholder's text is itself.
+    @Test func argumentsThatLookLikePlaceholdersAreTakenAsGiven() throws {
+      let tree = try TemporaryDirectory()
+      for (arguments, shown) in [
+        (["mark", "-m"], "Error: unknown mechanism '\\xff'"),
+        (["status", "--format"], "Error: The value '\\xff' is invalid for '--format <text|json>'"),
+        (["export", "--for"], "Error: The value '\\xff' is invalid for '--for <TOOL>'"),
+      ] {
+        let result = skipbackup(
+          arguments: arguments.map { Argument($0) } + [
+            Argument(bytes: [0xFF]), Argument(tree.path),
+          ])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.errors.hasPrefix(shown), "\(result)")
+      }
+      // Argument 2 is -v: taken for it, the name was looked up as "-v".
+      let name = "x=\u{F8FF}skipbackup-argument-2"
+      let file = tree.file(name)
+      let other = tree.file("other")
+      let result = skipbackup("mark", "-v", Argument(name), "-m", "xdg", directory: tree.path)
+      #expect(result.status == 0, "\(result)")
+      #expect(result.output == "marked \(name)\n", "\(result)")
+      #expect(peerMarks(file) == [.xdg])
+      #expect(peerMarks(other).isEmpty)
+    }
+
     @Test func filesFromErrors() throws {
       let tree = try TemporaryDirectory()
       let missingList = tree.path + "/no-list"

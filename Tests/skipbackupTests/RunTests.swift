@@ -349,6 +349,67 @@ import TestSupport
     #expect(owner.lines.dropFirst(3).first == "65534", "\(owner)")
   }
 
+  /// A directory the walk cannot read may hold marks: no view, no COMMAND.
+  @Test func anUnreadableDirectoryStopsTheRun() throws {
+    let tree = try TrickyTree()
+    try check(run(["chown", "-R", "nobody:nogroup", Argument(tree.directory.path)]))
+    try check(run(["chmod", "000", Argument(tree.root + "/deep")]))
+    defer { chmod(tree.root + "/deep", 0o755) }
+    let witness = tree.directory.path + "/ran"
+    let result = skipbackup(
+      "run", "-q", Argument(tree.root), "--", "touch", Argument(witness), asNobody: true)
+    #expect(result.status == 1, "\(result)")
+    #expect(result.errors.contains(tree.root + "/deep"), "\(result)")
+    #expect(access(witness, F_OK) != 0, "COMMAND ran")
+  }
+
+  /// restic as nobody, through the view of a tree nobody owns: the
+  /// snapshot holds exactly the included set, with nobody as the owner.
+  @Test func resticAsAnOrdinaryUserHoldsExactlyTheIncludedSet() throws {
+    let tree = try TrickyTree()
+    let work = tree.directory.path
+    try check(run(["chown", "-R", "nobody:nogroup", Argument(work)]))
+    let script = #"""
+      export RESTIC_REPOSITORY="$2/restic" RESTIC_PASSWORD=x RESTIC_CACHE_DIR="$2/cache"
+      restic init -q && "$3" run -q "$1" -- restic backup -q "$1" &&
+        restic ls --json latest >"$2/listing"
+      """#
+    let result = run(
+      [
+        "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "sh", "-c",
+        Argument(script), "sh", Argument(tree.root), Argument(work), Argument(skipbackupPath),
+      ])
+    try #require(result.status == 0, "\(result)")
+    let check = #"""
+      import json, sys
+      root, expected = sys.argv[1], int(sys.argv[2])
+      nodes = [json.loads(l) for l in open(sys.argv[3])]
+      nodes = [n for n in nodes if n.get("struct_type") == "node" and
+               (n["path"] == root or n["path"].startswith(root + "/"))]
+      owners = {(n["uid"], n["gid"]) for n in nodes}
+      print(len(nodes) == expected, owners == {(65534, 65534)})
+      """#
+    let listed = try listedIncluded(tree.root)
+    let verdict = run([
+      "python3", "-c", Argument(check), Argument(tree.root), Argument("\(listed.count)"),
+      Argument(work + "/listing"),
+    ])
+    #expect(verdict.output == "True True\n", "\(verdict)")
+  }
+
+  /// Options go before the ROOTs; a ROOT named like an option follows a first --.
+  @Test func anOptionAfterARootIsAUsageError() throws {
+    let tree = try TrickyTree()
+    let late = skipbackup("run", Argument(tree.root), "-x", "--", "true")
+    #expect(late.status == 64, "\(late)")
+    #expect(late.errors.contains("options go before the ROOTs"), "\(late)")
+    Make.directory(Bytes(tree.root + "/-x"))
+    let named = skipbackup(
+      "run", "-q", "--", "-x", "--", "ls", "-A", directory: tree.root)
+    #expect(named.status == 0, "\(named)")
+    #expect(named.lines.contains("files"), "\(named)")
+  }
+
   @Test func anExcludedRootIsRefusedAndTheCommandNeverRuns() throws {
     let tree = try TrickyTree()
     let witness = tree.directory.path + "/ran"
@@ -414,25 +475,84 @@ import TestSupport
     #expect(Set(result.nulSeparated) == Set(listed.nulSeparated))
   }
 
-  /// A filesystem mounted below ROOT: refused without -x, left out with -x
-  /// (the empty directory it is mounted on), as list -x lists it.
-  @Test func aMountBelowRootIsRefusedWithoutDashX() throws {
+  /// A filesystem mounted below ROOT: without -x it is a view of its own,
+  /// its marks honoured, as list enters it; with -x it shows as the empty
+  /// directory it is mounted on, as list -x lists it; a directory
+  /// bind-mounted from ROOT's own filesystem is refused with -x.
+  @Test func aMountBelowRootIsAViewOfItsOwnOrLeftOutWithDashX() throws {
     let tree = try TrickyTree()
     Make.directory(Bytes(tree.root + "/mnt"))
+    Make.directory(Bytes(tree.root + "/bound"))
     let script = #"""
-      mount -t tmpfs none "$1/mnt" && echo hidden >"$1/mnt/file" &&
-        { "$2" run -q "$1" -- true; echo "without -x: $?"
+      mount -t tmpfs none "$1/mnt" && echo kept >"$1/mnt/kept" && echo no >"$1/mnt/marked" &&
+        mkdir "$1/mnt/inner" && mount -t tmpfs none "$1/mnt/inner" &&
+        echo no >"$1/mnt/inner/marked" && echo kept >"$1/mnt/inner/kept" &&
+        "$2" mark "$1/mnt/marked" "$1/mnt/inner/marked" &&
+        { "$2" list --included -0 "$1" >"$3/listed"
+          "$2" run -q "$1" -- find "$1" -print0 >"$3/viewed"; echo "without -x: $?"
           "$2" run -q -x "$1" -- sh -c 'ls -A "$1/mnt"; echo listed' sh "$1"; echo "with -x: $?"
-          "$2" run -q "$1" "$1/mnt" -- sh -c 'cat "$1/mnt/file"' sh "$1"; echo "as a ROOT: $?"; }
+          mount --bind "$1/files" "$1/bound"
+          "$2" run -q -x "$1" -- true; echo "bind with -x: $?"; }
       """#
     let result = run([
       "unshare", "-m", "--propagation", "private", "sh", "-c", Argument(script), "sh",
-      Argument(tree.root), Argument(skipbackupPath),
+      Argument(tree.root), Argument(skipbackupPath), Argument(tree.directory.path),
     ])
-    #expect(result.output.contains("without -x: 1"), "\(result)")
-    #expect(result.errors.contains("another filesystem is mounted here"), "\(result)")
+    #expect(result.output.contains("without -x: 0"), "\(result)")
+    let listed = try #require(FileManager.default.contents(atPath: tree.directory.path + "/listed"))
+    let viewed = try #require(FileManager.default.contents(atPath: tree.directory.path + "/viewed"))
+    let listedSet = Set(Array(listed).split(separator: 0).map(Array.init))
+    #expect(Set(Array(viewed).split(separator: 0).map(Array.init)) == listedSet)
+    #expect(listedSet.contains(Bytes(tree.root + "/mnt/inner/kept")))
+    #expect(!listedSet.contains(Bytes(tree.root + "/mnt/inner/marked")))
+    #expect(!listedSet.contains(Bytes(tree.root + "/mnt/marked")))
     #expect(result.output.contains("listed\nwith -x: 0"), "\(result)")
-    #expect(result.output.contains("listed\nwith -x: 0\nhidden\nas a ROOT: 0"), "\(result)")
+    #expect(result.output.contains("bind with -x: 1"), "\(result)")
+    #expect(result.errors.contains("bind-mounted"), "\(result)")
+  }
+
+  /// HOME is ROOT and ~/.cache is marked: borg 1.2 and restic, with their
+  /// default cache, config and key locations, write their real state (it is
+  /// there after the run) and the backup holds it exactly when it would
+  /// without the view (.config yes, the marked .cache no).
+  @Test func theToolsKeepTheirRealStateWhenHomeIsRoot() throws {
+    let tree = try TrickyTree()
+    let home = tree.root
+    Make.directory(Bytes(home + "/.cache"))
+    Make.directory(Bytes(home + "/.config"))
+    try check(skipbackup("mark", Argument(home + "/.cache")))
+    let work = tree.directory.path
+    var environment = [
+      "HOME": home, "BORG_REPO": work + "/borg", "BORG_PASSPHRASE": "",
+      "RESTIC_REPOSITORY": work + "/restic", "RESTIC_PASSWORD": "x",
+      "BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK": "yes",
+    ]
+    // The inherited settings that would move the state elsewhere.
+    for variable in [
+      "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "BORG_BASE_DIR",
+      "RESTIC_CACHE_DIR",
+    ] {
+      environment[variable] = ""
+    }
+    let script = #"""
+      unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_STATE_HOME XDG_DATA_HOME BORG_BASE_DIR RESTIC_CACHE_DIR
+      borg init -e none && restic init -q &&
+        "$1" run -q "$HOME" -- borg create ::first "$HOME" &&
+        "$1" run -q "$HOME" -- borg create ::second "$HOME" &&
+        "$1" run -q "$HOME" -- restic backup -q "$HOME" &&
+        borg list --short ::second && restic ls -q latest
+      """#
+    let result = run(
+      ["sh", "-c", Argument(script), "sh", Argument(skipbackupPath)], environment: environment)
+    try #require(result.status == 0, "\(result)")
+    #expect(access(home + "/.cache/borg", F_OK) == 0, "borg's cache is not in the real ~/.cache")
+    #expect(
+      access(home + "/.cache/restic", F_OK) == 0, "restic's cache is not in the real ~/.cache")
+    #expect(access(home + "/.config/borg/security", F_OK) == 0)
+    let root = String(home.dropFirst())
+    #expect(result.lines.contains(root + "/.config/borg"), "\(result)")
+    #expect(result.lines.contains(home + "/.config/borg"), "\(result)")
+    #expect(!result.output.contains("/.cache"), "the marked cache is in a backup: \(result)")
   }
 
   /// --sweep marks first, and the view leaves out what the sweep marked.

@@ -114,8 +114,10 @@ extension CLITests {
       #expect(result.standardError.isEmpty, "\(result)")
       let expected = expectedInHome(projects: 8)
       #expect(markedItems(home) == expected)
-      // One line per change, and each item carries the record of its rule.
-      #expect(result.lines.count == expected.count, "\(result)")
+      // One line per change and a total, and each item carries the record
+      // of its rule.
+      #expect(result.lines.count == expected.count + 1, "\(result)")
+      #expect(result.lines.last == "total: excluded \(expected.count) items, included 0")
       #expect(
         result.lines.contains(
           "[Excluded]    \(home)/code/p000-node/node_modules    (rule node_modules)"))
@@ -202,7 +204,8 @@ extension CLITests {
       #expect(gone.status == 0, "\(gone)")
       #expect(
         gone.lines == [
-          "[Included]    \(swept)    (rule gone: node_modules: no package.json beside it)"
+          "[Included]    \(swept)    (rule gone: node_modules: no package.json beside it)",
+          "total: excluded 0 items, included 1",
         ], "\(gone)")
       #expect(peerMarks(swept) == [.xdg])
       #expect(recordNames(under: home).isEmpty, "\(recordNames(under: home))")
@@ -254,6 +257,7 @@ extension CLITests {
         quiet.lines.sorted() == [
           "[Excluded]    \(home)/a/node_modules    (rule node_modules)",
           "[Excluded]    \(home)/b/target    (rule target)",
+          "total: excluded 2 items, included 0",
         ], "\(quiet)")
       #expect(markedItems(home) == ["a/node_modules", "b/target"])
       // -q with -v is a usage error, as for mark; nothing changes.
@@ -320,7 +324,11 @@ extension CLITests {
       #expect(recordOf(home + "/a/node_modules") == "resource ~/a/node_modules")
       let again = sweep([], home: home)
       #expect(again.status == 0, "\(again)")
-      #expect(again.lines == ["[Excluded]    \(home)/a/node_modules    (rule node_modules)"])
+      #expect(
+        again.lines == [
+          "[Excluded]    \(home)/a/node_modules    (rule node_modules)",
+          "total: excluded 1 item, included 0",
+        ])
       #expect(recordOf(home + "/a/node_modules") == "resource node_modules")
       #expect(peerMarks(home + "/a/node_modules") == [.resource])
       let status = skipbackup("status", "-v", Argument(home + "/a/node_modules"))
@@ -344,7 +352,8 @@ extension CLITests {
       #expect(again.status == 0, "\(again)")
       #expect(
         again.lines == [
-          "[Included]    \(home)/p/.venv    (rule gone: .venv: no pyvenv.cfg in it)"
+          "[Included]    \(home)/p/.venv    (rule gone: .venv: no pyvenv.cfg in it)",
+          "total: excluded 0 items, included 1",
         ], "\(again)")
       #expect(peerMarks(home + "/p/.venv").isEmpty)
       #expect(recordOf(home + "/p/.venv") == nil)
@@ -435,7 +444,10 @@ extension CLITests {
       rename(tree.file("home/big.iso.new"), home + "/big.iso")
       #expect(peerMarks(home + "/big.iso").isEmpty)
       let again = sweep([], home: home)
-      #expect(again.lines == ["[Excluded]    \(home)/big.iso    (rule ~/big.iso)"], "\(again)")
+      #expect(
+        again.lines == [
+          "[Excluded]    \(home)/big.iso    (rule ~/big.iso)", "total: excluded 1 item, included 0",
+        ], "\(again)")
       #expect(peerMarks(home + "/big.iso") == [.legacy, .resource])
     }
 
@@ -483,6 +495,7 @@ extension CLITests {
           "[Included]    \(home)/a/node_modules    (rule gone: node_modules: kept by keep ~/*/node_modules (\(rules):1))",
           "[Included]    \(home)/t/node_modules    (rule gone: node_modules: kept by keep ~/*/node_modules (\(rules):1))",
           "[Included]    \(home)/t/sub/deep/node_modules    (rule gone: node_modules: kept by keep ~/t (\(rules):2))",
+          "total: excluded 0 items, included 3",
         ], "\(result)")
     }
 
@@ -802,7 +815,8 @@ extension CLITests {
       #expect(recordOf(modules) == "resource node_modules")
       let advice = skipbackup("explain", Argument(modules))
       #expect(
-        advice.output.contains("borg2        backs it up: skipbackup sweep -m resource,xdg, "),
+        advice.output.contains(
+          "borg2        backs it up; to leave it out: skipbackup sweep -m resource,xdg, "),
         "\(advice)")
 
       let more = sweep(["-m", "resource,xdg", "-v"], home: home)
@@ -811,6 +825,10 @@ extension CLITests {
       #expect(recordOf(modules) == "resource,xdg node_modules")
       let again = sweep(["-m", "resource,xdg", "-v"], home: home)
       #expect(again.errors.contains("marked 0, cleared 0, already marked 1"), "\(again)")
+      // Issue 24, 20: what this run kept out, said as such; and no total
+      // line from a run that changed nothing.
+      #expect(again.errors.hasSuffix("newly kept out 0 bytes (0 B)\n"), "\(again)")
+      #expect(again.output.isEmpty, "\(again)")
 
       #expect(skipbackup("clear", "-m", "xdg", Argument(modules)).status == 0)
       #expect(peerMarks(modules) == [.resource])

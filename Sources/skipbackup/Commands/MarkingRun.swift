@@ -61,25 +61,26 @@ struct MarkingRun {
   let form: MarkForm
 
   func run(on paths: PathArguments) throws {
-    let progress = Progress(enabled: items.recursive && !reporting.quiet)
-    let diagnostics = Diagnostics(progress: progress)
-    let workers = (0..<(items.recursive ? walkThreads : 1)).map { _ in
+    let run = WalkRun(
+      showsProgress: items.recursive && !reporting.quiet,
+      threads: items.recursive ? walkThreads : 1
+    ) { diagnostics, progress in
       MarkingWorker(run: self, reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
-    items.forEachPath(paths, diagnostics) { path in
+    items.forEachPath(paths, run.diagnostics) { path in
       if items.recursive {
-        let walked = walkTree(root: path, options: items.walkOptions, visitors: workers)
-        workers[0].counts.vanished += walked.vanished
+        run.walk(path, options: items.walkOptions)
       } else {
-        workers[0].applyToPath(path)
+        run.visitors[0].applyToPath(path)
       }
     }
-    for worker in workers { worker.reporter.output.flush() }
-    progress.erase()
-    if reporting.verbose {
-      summarize(workers.reduce(MarkingCounts()) { $0 + $1.counts }, diagnostics)
+    try run.finish {
+      if reporting.verbose {
+        var counts = run.visitors.reduce(MarkingCounts()) { $0 + $1.counts }
+        counts.vanished += run.vanished
+        summarize(counts, run.diagnostics)
+      }
     }
-    if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 
   private func summarize(_ counts: MarkingCounts, _ diagnostics: Diagnostics) {
@@ -202,7 +203,7 @@ final class MarkingWorker: ReportingVisitor {
     } catch
       where entry.depth > 0
       && (error.isRefusedForFileType || error.refusal == .inodeFlagsNeedFileOrDirectory
-        || error.refusal == .cacheDirectoryTagNeedsDirectory)
+        || error.refusal == .cacheDirectoryTagNeedsDirectory || error.isLinkNotFollowed)
     {
       // Swapped in during the walk: skipped as if met on the way, and not
       // followed, for the attribute mechanisms (EPERM) and nodump and

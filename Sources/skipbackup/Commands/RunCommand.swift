@@ -25,11 +25,14 @@ struct RunCommand: ParsableCommand, MountPointHelp {
 
       The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
       directory, the standard streams and the signals; the exit status is COMMAND's, and a \
-      shell reports a signal as 128+N. As root it works on any tree; anyone else runs in a user \
+      shell reports a signal as 128+N. When HOME is inside a ROOT, the XDG_CACHE_HOME, \
+      XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_DATA_HOME that fall inside it point at the real \
+      directories, through /proc/self/fd/N of the real HOME, so that the tools keep their real \
+      caches and keys while the backup reads the view. As root it works on any tree; anyone else runs in a user \
       namespace that maps them to themselves, where files of other owners show as the overflow \
       user (nobody). A ROOT that is excluded, or below a marked directory, is an error. Without \
-      -x a filesystem mounted below a ROOT is refused (the overlay cannot show it); with -x it \
-      shows as the empty directory it is mounted on. --sweep first runs skipbackup sweep on \
+      -x a filesystem mounted below a ROOT gets a view of its own, its marks honoured; with -x \
+      it shows as the empty directory it is mounted on. --sweep first runs skipbackup sweep on \
       each ROOT with the user's rules. By default every attribute mechanism counts (all: \
       legacy, resource and xdg). See docs/backups.md.
 
@@ -39,7 +42,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       """)
 
   static let oneFileSystemHelp =
-    "Leave filesystems mounted below each ROOT out of the view: each shows as the empty directory it is mounted on."
+    "Leave filesystems mounted below each ROOT out of the view: each shows as the empty directory it is mounted on (without -x, each is a view of its own, its marks honoured)."
   @OptionGroup var tree: TreeOptions<RunCommand>
 
   @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
@@ -71,6 +74,12 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       throw CleanExit.helpRequest(self)
     }
     let (roots, command) = split
+    // The words after the first ROOT are not parsed as options: an option
+    // there would be taken for a ROOT. After a leading --, any name is a ROOT.
+    if words.first != "--", let option = roots.first(where: { $0.hasPrefix("-") }) {
+      throw ValidationError(
+        "\(option): options go before the ROOTs (a ROOT that starts with - goes after a first --).")
+    }
     if roots.isEmpty { throw ValidationError("Give at least one ROOT, then --, then COMMAND.") }
     if command.isEmpty { throw ValidationError("Give the COMMAND to run after ROOT... --.") }
   }
@@ -104,16 +113,20 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       _ = walkTree(
         root: viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
         visitors: visitors)
-      viewRoots[index].hidden = visitors.flatMap(\.hidden).sorted {
-        $0.lexicographicallyPrecedes($1)
-      }
+      // Sorted, and once each: an entry that vanished and came back is
+      // visited again at the end of the walk.
+      let sorted = visitors.flatMap(\.hidden).sorted { $0.lexicographicallyPrecedes($1) }
+      var hidden: [[UInt8]] = []
+      for path in sorted where hidden.last != path { hidden.append(path) }
+      viewRoots[index].hidden = hidden
     }
     progress.erase()
     // A directory that could not be read may hold marks: the view would not be exact.
     if diagnostics.failures > 0 { throw ExitCode.failure }
     // A ROOT's view is mounted before the view of a ROOT inside it.
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
-    checkMountPoints(viewRoots, diagnostics)
+    viewRoots = addMountPoints(viewRoots, diagnostics)
+    viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
     do throws(SkipBackupError) {
@@ -123,6 +136,8 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       // caller's namespace only) and before anything is mounted there.
       let reals = try viewRoots.map { root throws(SkipBackupError) in try OverlayView.openReal(root)
       }
+      // HOME's real directory for the tools' own state, before anything is mounted.
+      try ToolState(roots: viewRoots)?.pass()
       let layer = try WhiteoutLayer()
       let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
         try layer.build(root, index: index)
@@ -131,8 +146,9 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         do throws(SkipBackupError) {
           try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
         } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
-          // Kernels before 6.15 or so take no lower layer from a detached
-          // mount: attach the layer at the first ROOT, under its view.
+          // A kernel that takes no lower layer from a detached mount (Linux
+          // 6.18 does; older ones log "failed to clone lowerpath"): attach
+          // the layer at the first ROOT, under its view.
           try layer.attach(at: root.path)
           try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
         }
@@ -151,7 +167,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   private func sweepFirst(_ roots: [String], _ diagnostics: Diagnostics) throws {
     var arguments = quiet.quiet ? ["-q"] : []
     if tree.oneFileSystem { arguments.append("-x") }
-    var sweepCommand = try SweepCommand.parse(arguments + ["--"] + roots)
+    let sweepCommand = try SweepCommand.parse(arguments + ["--"] + roots)
     guard case .success(let saved) = valueOrErrno({ system_dup(STDOUT_FILENO) }),
       case .success = valueOrErrno({ system_dup2(STDERR_FILENO, STDOUT_FILENO) })
     else {
@@ -211,51 +227,74 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   }
 
   /// The overlay shows a directory's own contents, never what is mounted
-  /// below it: a filesystem mounted inside a ROOT's view, and not hidden,
-  /// is refused without -x, and with -x a directory bind-mounted from the
-  /// ROOT's own filesystem, which list enters. A file mounted on a file (a
-  /// container's /etc/hosts) shows as the file below it: the same path.
-  private func checkMountPoints(_ roots: [ViewRoot], _ diagnostics: Diagnostics) {
+  /// below it. Without -x each directory where another filesystem is
+  /// mounted inside a ROOT's view becomes a view of its own, with the
+  /// marks the walk found in it (the walk, as list's, entered it), mounted
+  /// over the ROOT's; with -x it shows as the directory it is mounted on,
+  /// as list -x lists it, except a directory bind-mounted from the ROOT's
+  /// own filesystem, which list enters, and which is refused. A file
+  /// mounted on a file (a container's /etc/hosts) shows as the file below
+  /// it: the same path. Returns every view to mount, a ROOT before the
+  /// views inside it.
+  private func addMountPoints(_ given: [ViewRoot], _ diagnostics: Diagnostics) -> [ViewRoot] {
     let points: [[UInt8]]
     do throws(SkipBackupError) {
       points = try MountTable.mountPoints()
     } catch {
       diagnostics.report(error)
-      return
+      return given
     }
-    for root in roots {
+    var roots = given
+    func relative(_ path: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
       let prefix = root.path.bytes == [UInt8(ascii: "/")] ? [] : root.path.bytes
-      for point in points
-      where point.count > prefix.count + 1 && point.starts(with: prefix)
-        && point[prefix.count] == UInt8(ascii: "/")
-      {
-        let relative = Array(point[(prefix.count + 1)...])
-        let hidden = root.hidden.contains { hidden in
-          relative.starts(with: hidden)
-            && (relative.count == hidden.count || relative[hidden.count] == UInt8(ascii: "/"))
-        }
-        if hidden { continue }
-        let path = FilePath(bytes: point)
-        // A ROOT of its own gets its own view, mounted over this one.
-        if roots.contains(where: { $0.path.bytes == point }) { continue }
-        guard let inner = try? FileItem(path: path, followSymbolicLinks: false).status(),
-          inner.st_mode & S_IFMT == S_IFDIR
-        else { continue }
-        if tree.oneFileSystem {
-          guard let outer = try? FileItem(path: root.path, followSymbolicLinks: false).status(),
-            inner.st_dev == outer.st_dev
-          else { continue }
-          diagnostics.report(
-            "\(path.escapedDescription): a mount of \(root.path.escapedDescription)'s own "
-              + "filesystem (a bind mount), which the view cannot show; nothing was run")
-        } else {
-          diagnostics.report(
-            "\(path.escapedDescription): another filesystem is mounted here, which the view of "
-              + "\(root.path.escapedDescription) cannot show; give -x to leave it out, or give "
-              + "it as a ROOT of its own; nothing was run")
-        }
-      }
+      guard path.count > prefix.count + 1, path.starts(with: prefix),
+        path[prefix.count] == UInt8(ascii: "/")
+      else { return nil }
+      return path[(prefix.count + 1)...]
     }
+    func isBelow(_ path: ArraySlice<UInt8>, _ hidden: [UInt8]) -> Bool {
+      path.starts(with: hidden)
+        && (path.count == hidden.count || path[path.startIndex + hidden.count] == UInt8(ascii: "/"))
+    }
+    var seen: Set<[UInt8]> = []
+    for point in points.sorted(by: { $0.count < $1.count }) where seen.insert(point).inserted {
+      if roots.contains(where: { $0.path.bytes == point }) { continue }
+      // The deepest view the mount point is in.
+      guard
+        let owner = roots.indices.filter({ relative(point, to: roots[$0]) != nil }).max(by: {
+          roots[$0].path.bytes.count < roots[$1].path.bytes.count
+        }),
+        let inside = relative(point, to: roots[owner]),
+        !roots[owner].hidden.contains(where: { isBelow(inside, $0) })
+      else { continue }
+      let path = FilePath(bytes: point)
+      guard let inner = try? FileItem(path: path, followSymbolicLinks: false).status(),
+        inner.st_mode & S_IFMT == S_IFDIR
+      else { continue }
+      if tree.oneFileSystem {
+        guard
+          let outer = try? FileItem(path: roots[owner].path, followSymbolicLinks: false).status(),
+          inner.st_dev == outer.st_dev
+        else { continue }
+        diagnostics.report(
+          "\(path.escapedDescription): a directory bind-mounted from "
+            + "\(roots[owner].path.escapedDescription)'s own filesystem, which list -x enters "
+            + "and the view cannot show; give it as a ROOT of its own; nothing was run")
+        continue
+      }
+      // Its marks move from the outer view to its own.
+      let prefix = Array(inside)
+      var mine: [[UInt8]] = []
+      roots[owner].hidden.removeAll { hidden in
+        guard hidden.count > prefix.count + 1, hidden.starts(with: prefix),
+          hidden[prefix.count] == UInt8(ascii: "/")
+        else { return false }
+        mine.append(Array(hidden[(prefix.count + 1)...]))
+        return true
+      }
+      roots.append(ViewRoot(path: path, hidden: mine))
+    }
+    return roots
   }
 
   /// One line: what failed, and why, for the calls that make the view.
@@ -286,7 +325,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         "\(path): this kernel lacks the mount API of Linux 5.2 (fsopen, fsmount, move_mount) \(detail)"
     case (.fsconfig, .invalidArgument), (.fsconfig, .notSupported), (.fsconfig, .notPermitted):
       return
-        "\(path): overlayfs refuses this directory as a lower layer: it is on a filesystem overlayfs cannot use under it (another overlay stacked too deep, FUSE, NFS, or one without the needed features), or mounting it is not allowed in this namespace \(detail); see docs/backups.md"
+        "\(path): overlayfs refuses this directory as a lower layer: it is on a filesystem overlayfs cannot use under it (another overlay stacked too deep, FUSE, NFS, or one without the needed features), or mounting it is not allowed in this namespace \(detail); -x leaves a filesystem mounted below ROOT out; see docs/backups.md"
     case (.mount, _), (.fsopen, _), (.fsconfig, _), (.fsmount, _), (.moveMount, _):
       return "\(path): cannot mount the view \(detail)"
     case (.mknodat, _), (.mkdirat, _):

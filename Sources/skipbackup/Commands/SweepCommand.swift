@@ -164,6 +164,16 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       summary += "; nothing was changed\n"
       output.write(summary)
       output.flush()
+    } else if format == .text && total.marked + total.cleared > 0 {
+      // A run that changed something says how much, as a dry run does (it
+      // printed no total without -v); one that changed nothing stays silent.
+      let changed = total.marked + (undo ? total.cleared : 0)
+      var summary = "total: \(undo ? "took back" : "excluded") \(changed) "
+      summary += changed == 1 ? "item" : "items"
+      if !undo { summary += ", included \(total.cleared)" }
+      let output = visitors[0].output
+      output.write(summary + "\n")
+      output.flush()
     }
     if reporting.verbose {
       let parts =
@@ -178,7 +188,10 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       diagnostics.summarize(
         parts, notEntered: tree.oneFileSystem ? total.otherFilesystem : nil,
         vanished: total.vanished,
-        trailer: undo ? [] : ["bytes kept out \(total.bytes) (\(humanSize(total.bytes)))"])
+        // Only what this run marked: "bytes kept out 0" on a swept home
+        // read as if nothing were kept out.
+        trailer: undo
+          ? [] : ["newly kept out \(total.bytes) bytes (\(humanSize(total.bytes)))"])
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }

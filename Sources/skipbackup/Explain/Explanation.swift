@@ -66,7 +66,21 @@ struct Explanation {
     let name = self.path.split(separator: 0x2F).last.map(Array.init) ?? []
     item = ItemMarks(
       own: Set(marks.names), above: above, isDirectory: type == .directory,
-      isCacheTag: type == .regular && name == Array(CacheDirectoryTag.fileName.utf8))
+      isCacheTag: type == .regular && name == Array(CacheDirectoryTag.fileName.utf8),
+      unmarkable: type == .regular || type == .directory
+        ? nil : Self.article(type))
+  }
+
+  /// "a symbolic link", "a FIFO": what an item that keeps no marks is.
+  private static func article(_ type: FileType) -> String {
+    switch type {
+    case .symbolicLink: "a symbolic link"
+    case .fifo: "a FIFO"
+    case .socket: "a socket"
+    case .characterSpecial: "a character device"
+    case .blockSpecial: "a block device"
+    default: "this item"
+    }
   }
 
   /// What to mark so that a tool skips the item: the marked directory it
@@ -91,7 +105,8 @@ struct Explanation {
         ? ""
         : facts.needs(
           target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks,
-          sweptWith: sweptWith?.names)
+          sweptWith: sweptWith?.names,
+          unmarkable: target.path == path ? item.unmarkable : nil)
       return (facts, skips, needs)
     }
   }
@@ -131,8 +146,13 @@ struct Explanation {
     for verdict in verdicts {
       let name =
         verdict.facts.name + String(repeating: " ", count: width - verdict.facts.name.count)
+      // The options a verdict assumes (borg 1.2 reads nodump only with
+      // --exclude-nodump), and the advice as advice, not as a reason.
+      let run = verdict.facts.command.contains(" -") ? " (\(verdict.facts.command))" : ""
       output.write(
-        "  \(name)  " + (verdict.skips ? "skips it" : "backs it up: \(verdict.needs)") + "\n")
+        "  \(name)  "
+          + (verdict.skips
+            ? "skips it\(run)" : "backs it up\(run); to leave it out: \(verdict.needs)") + "\n")
     }
     // Through the view every tool leaves out what skipbackup counts excluded.
     if isExcluded {

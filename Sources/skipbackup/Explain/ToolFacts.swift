@@ -101,6 +101,9 @@ struct ItemMarks {
   var isDirectory: Bool
   /// The item is a file named CACHEDIR.TAG.
   var isCacheTag: Bool
+  /// What the item is, when it can carry no mark (a symbolic link, FIFO,
+  /// socket or device, as "a symbolic link"); `nil` for a file or directory.
+  var unmarkable: String? = nil
 }
 
 extension ToolFacts {
@@ -123,8 +126,16 @@ extension ToolFacts {
   /// export; `exportMarks` names the marks that exclude it for the export
   /// to read (`-m`), empty when skipbackup does not count it excluded yet.
   func needs(
-    target: [UInt8], targetIsDirectory: Bool, exportMarks: [String], sweptWith: [String]? = nil
+    target: [UInt8], targetIsDirectory: Bool, exportMarks: [String], sweptWith: [String]? = nil,
+    unmarkable: String? = nil
   ) -> String {
+    if let unmarkable {
+      // `mark` on it fails, and the export reads marks: neither helps.
+      let parent = target.lastIndex(of: UInt8(ascii: "/")).map { Array(target[..<$0]) } ?? []
+      let holder = parent.isEmpty ? (target.first == UInt8(ascii: "/") ? "/" : ".") : nil
+      return "\(unmarkable) keeps no marks on Linux: mark the directory that holds it ("
+        + "\(holder ?? pathArgument(parent))), or leave it out with \(name)'s own exclude option"
+    }
     switch remedy {
     case .mark(let mark) where sweptWith != nil,
       .markDirectory(let mark, _) where sweptWith != nil && targetIsDirectory:

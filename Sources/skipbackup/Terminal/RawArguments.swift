@@ -1,3 +1,4 @@
+import SkipBackupCore
 import SystemPackage
 
 #if canImport(Glibc)
@@ -19,7 +20,11 @@ enum RawArguments {
     (1..<Int(CommandLine.argc)).map { index in
       let bytes = UnsafeRawBufferPointer(
         start: CommandLine.unsafeArgv[index]!, count: strlen(CommandLine.unsafeArgv[index]!))
-      if let text = String(validating: bytes, as: UTF8.self), !text.hasPrefix(marker) {
+      // An argument that holds the marker anywhere goes through as a
+      // placeholder too, so that every marker the parser sees is one made
+      // here: a file named `x=<U+F8FF>skipbackup-argument-3` was taken for
+      // argument 3 (issue 24, 16).
+      if let text = String(validating: bytes, as: UTF8.self), !text.contains(marker) {
         return text
       }
       // `--files-from=BYTES`: keep the option, replace the value.
@@ -56,6 +61,34 @@ enum RawArguments {
     else { return Array(text) }
     let raw = CommandLine.unsafeArgv[index]!
     return Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
+  }
+
+  /// `text` (a message) with each placeholder in it shown as the argument
+  /// it stands for, escaped as messages show bytes (`\xff`), where the
+  /// parser or a check quoted a value that is not a path (`-m`,
+  /// `--format`, `--for`): it said `'skipbackup-argument-3'`.
+  static func displayed(_ text: String) -> String {
+    let marker = Array(self.marker.utf8)
+    let bytes = Array(text.utf8)
+    guard bytes.firstRange(of: marker) != nil else { return text }
+    var result: [UInt8] = []
+    var index = 0
+    while let found = bytes[index...].firstRange(of: marker) {
+      result += bytes[index..<found.lowerBound]
+      let digits = bytes[found.upperBound...].prefix { (0x30...0x39).contains($0) }
+      index = found.upperBound + digits.count
+      guard let argument = Int(String(decoding: digits, as: UTF8.self)), argument > 0,
+        argument < Int(CommandLine.argc)
+      else {
+        result += Array("?".utf8)
+        continue
+      }
+      let raw = CommandLine.unsafeArgv[argument]!
+      let value = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+      let shown = optionValueStart(value).map { value[($0 + 1)...] } ?? value[...]
+      result += Array(String(escapingForDisplay: shown).utf8)
+    }
+    return String(decoding: result + bytes[index...], as: UTF8.self)
   }
 
   /// The argument index a placeholder names, and whether the placeholder is
