@@ -267,7 +267,8 @@ struct BrowseScreen {
       if attributes != 0 { cncurses_fill(CInt(y), 0, CInt(attributes)) }
       let sizes =
         ScreenText(" ") + ScreenText(size(tree.included[Int(node)])).rightAligned(sizeWidth)
-        + ScreenText(" ") + ScreenText(leftOut(node)).rightAligned(sizeWidth) + ScreenText("  ")
+        + ScreenText(" ") + ScreenText(size(tree.excludedBytes[Int(node)])).rightAligned(sizeWidth)
+        + ScreenText("  ")
         + why(node).fitted(to: whyWidth)
       put(y, 0, sizes.fitted(to: columns), attributes)
       guard nameColumn < columns else { continue }
@@ -315,11 +316,6 @@ struct BrowseScreen {
     if flags.contains(.unreadable) { return "(could not be read)" }
     if flags.contains(.vanished) { return "(vanished)" }
     return "(empty)"
-  }
-
-  private func leftOut(_ node: Int32) -> String {
-    let bytes = tree.excludedBytes[Int(node)]
-    return bytes == 0 && !tree.isExcluded(node) ? "-" : size(bytes)
   }
 
   private func size(_ bytes: Int64) -> String { exactBytes ? String(bytes) : humanSize(bytes) }
