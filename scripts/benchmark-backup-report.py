@@ -27,14 +27,15 @@ for group in sorted(os.listdir(rounds_dir)):
         if name == "without":
             continue
         w, c = statistics.median(t["wall"]), statistics.median(t["cpu"])
-        label = {"with": LABELS.get(tool, "with"), "exclusion file": "mirror: exclusion file"}.get(name, name)
+        label = {"with": LABELS.get(tool, "with"), "exclusion file": "mirror: exclusion file",
+                 "run": "`skipbackup run` (the view)"}.get(name, name)
         if tool == "tar":
             run = "first (a repeat is the same: tar keeps no state)"
         ok = "met" if w / bw <= 1.1 and c / bc <= 1.1 else "missed"
         rows.append(f"| {tool} | {run} | {label} | {w:.2f} s / {bw:.2f} s | {w / bw:.2f}x "
                     f"| {c:.2f} s / {bc:.2f} s | {c / bc:.2f}x | {ok} |")
 block = [
-    f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `scripts/benchmark-backup {nfiles}`: "
+    f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `scripts/benchmark-backup {nfiles.split('-')[0]}`: "
     f"{int(entries):,} entries, {int(marked):,} topmost marked; {rounds} interleaved rounds, medians; "
     f"load average {load_before} before and {load_after} after (2 cores, shared). "
     "CPU is user + system time of the whole recipe, skipbackup included.",

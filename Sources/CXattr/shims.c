@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "CXattr.h"
 
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 
 // The *xattrat system call numbers are the same on every architecture that
@@ -69,4 +71,46 @@ int cxattr_set_inode_flags(int fd, const int *flags) {
 
 int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode) {
   return openat(dirfd, path, flags, mode);
+}
+
+#ifndef __NR_move_mount
+#define __NR_move_mount 429
+#endif
+#ifndef __NR_fsopen
+#define __NR_fsopen 430
+#endif
+#ifndef __NR_fsconfig
+#define __NR_fsconfig 431
+#endif
+#ifndef __NR_fsmount
+#define __NR_fsmount 432
+#endif
+
+int cxattr_unshare(int flags) { return unshare(flags); }
+
+int cxattr_mount(const char *source, const char *target, const char *type, unsigned long flags,
+                 const void *data) {
+  return (int)syscall(__NR_mount, source, target, type, flags, data);
+}
+
+int cxattr_fsopen(const char *fs_name, unsigned int flags) {
+  return (int)syscall(__NR_fsopen, fs_name, flags);
+}
+
+int cxattr_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux) {
+  return (int)syscall(__NR_fsconfig, fd, cmd, key, value, aux);
+}
+
+int cxattr_fsmount(int fd, unsigned int flags, unsigned int attr_flags) {
+  return (int)syscall(__NR_fsmount, fd, flags, attr_flags);
+}
+
+int cxattr_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const char *to_path,
+                      unsigned int flags) {
+  return (int)syscall(__NR_move_mount, from_dirfd, from_path, to_dirfd, to_path, flags);
+}
+
+int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
+                   unsigned int minor) {
+  return mknodat(dirfd, path, mode, makedev(major, minor));
 }

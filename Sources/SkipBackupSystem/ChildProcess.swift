@@ -68,13 +68,13 @@ package func runProgram(
     Array(UnsafeBufferPointer(start: $0, count: strlen($0) + 1))
   }
   var argv: [UnsafeMutablePointer<CChar>?] = []
-  argv.append(strdup(programBytes))
+  argv.append(programBytes.withUnsafeBufferPointer { system_strdup($0.baseAddress!) })
   argv += arguments.map(cStringCopy)
   argv.append(nil)
-  defer { for pointer in argv { free(pointer) } }
+  defer { for pointer in argv { system_free(pointer) } }
   var envp = environment.map(cStringCopy)
   envp.append(nil)
-  defer { for pointer in envp { free(pointer) } }
+  defer { for pointer in envp { system_free(pointer) } }
 
   var pid = pid_t()
   let spawned = programBytes.withUnsafeBufferPointer { path in
@@ -133,10 +133,22 @@ package func runProgram(
 
 /// A C string (to `free`) holding `bytes`.
 private func cStringCopy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
-  (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { strdup($0.baseAddress!) }
+  (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+    system_strdup($0.baseAddress!)
+  }
 }
 
 // MARK: - The raw calls (kept beside their one user, out of Syscalls.swift's way)
+
+/// The corresponding C function is `strdup(3)`.
+internal func system_strdup(_ string: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
+  strdup(string)
+}
+
+/// The corresponding C function is `free(3)`.
+internal func system_free(_ pointer: UnsafeMutableRawPointer?) {
+  free(pointer)
+}
 
 /// The corresponding C function is `access(2)`.
 internal func system_access(_ path: UnsafePointer<CChar>, _ mode: CInt) -> CInt {

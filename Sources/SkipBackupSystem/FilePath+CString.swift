@@ -8,7 +8,7 @@ extension FilePath {
   /// as `Result<Int, Errno>` that means checking that `Errno` is an `Error`,
   /// which in a static binary searches every conformance record and costs
   /// more than a whole `check` otherwise does. Here its result is `Void`.
-  @inline(__always)
+  @inlinable @inline(__always)
   package func withCString<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
     var result: R?
     withPlatformString { result = body($0) }

@@ -95,6 +95,37 @@ import SystemPackage
     }
   }
 
+  extension MockingDriver {
+    /// Installs, for the rest of the process, a driver on the calling
+    /// thread that forces what `SKIPBACKUP_FORCE_ERRNO` names: a comma-
+    /// separated list of `CALL:ERRNO[:FROM[:TIMES]]`, ERRNO a number or one
+    /// of the names below, failing from the FROMth call on (1 when not
+    /// given), TIMES times (every time when not given), as
+    /// `unshare:EPERM,fsconfig:EINVAL:4:1`. Debug builds only: it is
+    /// how the tests of the tool reach the kernel's refusals of `run`
+    /// (no user namespaces, an overlay that refuses its layer), which a
+    /// test cannot make the kernel give.
+    package static func installFromEnvironment() {
+      guard let value = getenv("SKIPBACKUP_FORCE_ERRNO") else { return }
+      let driver = MockingDriver()
+      let names: [String: Errno] = [
+        "EPERM": .notPermitted, "EINVAL": .invalidArgument, "ENOSPC": .noSpace,
+        "ENOSYS": .noFunction, "EOPNOTSUPP": .notSupported, "EACCES": .permissionDenied,
+        "ENODEV": .operationNotSupportedByDevice, "ENOENT": .noSuchFileOrDirectory,
+      ]
+      for item in String(cString: value).split(separator: ",") {
+        let parts = item.split(separator: ":")
+        guard parts.count >= 2, let call = SystemCall(rawValue: String(parts[0])),
+          let errno = names[String(parts[1])] ?? Int32(parts[1]).map(Errno.init(rawValue:))
+        else { continue }
+        let from = parts.count > 2 ? Int(parts[2]) ?? 1 : 1
+        let times = parts.count > 3 ? Int(parts[3]) : nil
+        driver.perform(before: call, number: from) { driver.force(errno, on: call, times: times) }
+      }
+      pthread_setspecific(mockingKey, Unmanaged.passRetained(driver).toOpaque())
+    }
+  }
+
   private let mockingKey: pthread_key_t = {
     var key = pthread_key_t()
     precondition(pthread_key_create(&key, nil) == 0)
@@ -107,6 +138,15 @@ import SystemPackage
     MockingDriver.current?.intercept(call)
   }
 #endif
+
+/// In a debug build, forces the errors `SKIPBACKUP_FORCE_ERRNO` names on
+/// the calling thread (``MockingDriver/installFromEnvironment()``); does
+/// nothing in a release build.
+package func installMockingFromEnvironment() {
+  #if ENABLE_MOCKING
+    MockingDriver.installFromEnvironment()
+  #endif
+}
 
 /// Makes the raw call `body` for `call`; in a debug build under a
 /// ``MockingDriver`` that forces an errno on `call`, returns -1 with that

@@ -430,7 +430,8 @@ package func system_poll(
 // MARK: - From errno to a result
 
 /// Runs a raw call until it is not interrupted; -1 becomes the errno.
-@inline(__always)
+/// Inlinable, so that the layers above get it specialized (AttributeName.withCString).
+@inlinable @inline(__always)
 package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
   while true {
     let result = call()
@@ -442,7 +443,7 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
 
 extension Errno {
   /// The calling thread's `errno`: the one place that reads the C variable.
-  package static var current: Errno { Errno(rawValue: Glibc.errno) }
+  @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }
 
   /// The error number a call returns instead of setting `errno`
   /// (`posix_spawn`, the `pthread` calls).
@@ -459,4 +460,117 @@ package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) 
 /// The corresponding C function is `geteuid(2)`.
 package func system_geteuid() -> uid_t {
   geteuid()
+}
+
+// MARK: - Mount namespaces and the new mount API (skipbackup run, issue 22)
+
+/// The flags of the mount calls below, for the tool, which does not import
+/// CXattr (whose header has them: Swift cannot see the kernel's macros).
+package enum MountFlag {
+  package static let atWorkingDirectory = CXATTR_AT_FDCWD
+  package static let pathOnly = CXATTR_O_PATH
+  package static let newMountNamespace = CXATTR_CLONE_NEWNS
+  package static let newUserNamespace = CXATTR_CLONE_NEWUSER
+  package static let recursive = CXATTR_MS_REC
+  package static let `private` = CXATTR_MS_PRIVATE
+  package static let fsopenCloseOnExec = CXATTR_FSOPEN_CLOEXEC
+  package static let setFlag = CXATTR_FSCONFIG_SET_FLAG
+  package static let setString = CXATTR_FSCONFIG_SET_STRING
+  package static let create = CXATTR_FSCONFIG_CMD_CREATE
+  package static let fsmountCloseOnExec = CXATTR_FSMOUNT_CLOEXEC
+  package static let readOnly = CXATTR_MOUNT_ATTR_RDONLY
+  package static let emptyPath = CXATTR_MOVE_MOUNT_F_EMPTY_PATH
+}
+
+/// The corresponding C function is `unshare(2)`, through CXattr: glibc
+/// declares it only under `_GNU_SOURCE`.
+package func system_unshare(_ flags: CInt) -> CInt {
+  mocked(.unshare) { cxattr_unshare(flags) }
+}
+
+/// The corresponding C function is `mount(2)`, through `syscall(2)` in
+/// CXattr: `<sys/mount.h>` clashes with `<linux/fs.h>` in glibc 2.36.
+package func system_mount(
+  _ source: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>,
+  _ type: UnsafePointer<CChar>?, _ flags: UInt, _ data: UnsafeRawPointer?
+) -> CInt {
+  mocked(.mount) { cxattr_mount(source, target, type, flags, data) }
+}
+
+/// The corresponding C function is `fsopen(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_fsopen(_ name: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> CInt {
+  mocked(.fsopen) { cxattr_fsopen(name, flags) }
+}
+
+/// The corresponding C function is `fsconfig(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_fsconfig(
+  _ fd: CInt, _ command: CUnsignedInt, _ key: UnsafePointer<CChar>?,
+  _ value: UnsafeRawPointer?, _ aux: CInt
+) -> CInt {
+  mocked(.fsconfig) { cxattr_fsconfig(fd, command, key, value, aux) }
+}
+
+/// The corresponding C function is `fsmount(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_fsmount(_ fd: CInt, _ flags: CUnsignedInt, _ attributes: CUnsignedInt)
+  -> CInt
+{
+  mocked(.fsmount) { cxattr_fsmount(fd, flags, attributes) }
+}
+
+/// The corresponding C function is `move_mount(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_move_mount(
+  _ fromDirectory: CInt, _ fromPath: UnsafePointer<CChar>, _ toDirectory: CInt,
+  _ toPath: UnsafePointer<CChar>, _ flags: CUnsignedInt
+) -> CInt {
+  mocked(.moveMount) { cxattr_move_mount(fromDirectory, fromPath, toDirectory, toPath, flags) }
+}
+
+/// The corresponding C function is `mknodat(2)`, through CXattr: `makedev` is a macro.
+package func system_mknodat(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t, _ major: CUnsignedInt,
+  _ minor: CUnsignedInt
+) -> CInt {
+  mocked(.mknodat) { cxattr_mknodat(dirfd, path, mode, major, minor) }
+}
+
+/// The corresponding C function is `mkdirat(2)`.
+package func system_mkdirat(_ dirfd: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> CInt {
+  mocked(.mkdirat) { mkdirat(dirfd, path, mode) }
+}
+
+/// The corresponding C function is `futimens(3)`.
+package func system_futimens(_ fd: CInt, _ times: UnsafePointer<timespec>) -> CInt {
+  mocked(.futimens) { futimens(fd, times) }
+}
+
+/// The corresponding C function is `chdir(2)`.
+package func system_chdir(_ path: UnsafePointer<CChar>) -> CInt {
+  mocked(.chdir) { chdir(path) }
+}
+
+/// The corresponding C function is `execvp(3)`; it returns only on failure.
+package func system_execvp(
+  _ file: UnsafePointer<CChar>, _ arguments: UnsafePointer<UnsafeMutablePointer<CChar>?>
+) -> CInt {
+  mocked(.execvp) { execvp(file, arguments) }
+}
+
+/// The corresponding C function is `getuid(2)`.
+package func system_getuid() -> uid_t {
+  getuid()
+}
+
+/// The corresponding C function is `getgid(2)`.
+package func system_getgid() -> gid_t {
+  getgid()
+}
+
+/// The corresponding C function is `dup(2)`.
+package func system_dup(_ fd: CInt) -> CInt {
+  mocked(.dup) { dup(fd) }
+}
+
+/// The corresponding C function is `dup2(2)`.
+package func system_dup2(_ fd: CInt, _ target: CInt) -> CInt {
+  mocked(.dup2) { dup2(fd, target) }
 }

@@ -22,6 +22,10 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   // Running git for sweep's gitignore rule (ChildProcess.swift).
   case pipe2, waitpid
   case posixSpawn = "posix_spawn"
+  // Building run's view (Sources/skipbackup/Run/).
+  case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
+  case execvp, dup, dup2
+  case moveMount = "move_mount"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.

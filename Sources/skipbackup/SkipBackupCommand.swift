@@ -15,6 +15,6 @@ struct SkipBackupCommand: ParsableCommand {
     version: "0.1.0",
     subcommands: [
       MarkCommand.self, ClearCommand.self, StatusCommand.self, CheckCommand.self, ListCommand.self,
-      ExportCommand.self, DuCommand.self, ExplainCommand.self, SweepCommand.self,
+      ExportCommand.self, DuCommand.self, ExplainCommand.self, SweepCommand.self, RunCommand.self,
     ])
 }

@@ -8,6 +8,7 @@ import SkipBackupCore
 #endif
 
 let arguments = RawArguments.parserArguments
+installMockingFromEnvironment()
 
 // `check` in a shell loop: the common spellings skip the parser's start-up cost.
 if let status = CheckCommand.fastExitStatus(arguments) {

@@ -892,7 +892,9 @@ extension CLITests {
       let units = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../dist/systemd").standardized.path
       let runtime = try TemporaryDirectory()
-      let files = ["skipbackup-sweep.service", "skipbackup-sweep.timer"].map {
+      let files = [
+        "skipbackup-sweep.service", "skipbackup-sweep.timer", "skipbackup-backup.service",
+      ].map {
         Argument(units + "/" + $0)
       }
       let result = run(

@@ -173,13 +173,13 @@ _skipbackup() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    mark|clear|status|check|list|export|du|explain|sweep|help)
+    mark|clear|status|check|list|export|du|explain|sweep|run|help)
         # Offer subcommand argument completions
         "_skipbackup_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain sweep help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'mark clear status check list export du explain sweep run help' -- "${cur}"))
         ;;
     esac
 }
@@ -430,6 +430,30 @@ _skipbackup_sweep() {
         ;;
     '--format')
         __skipbackup_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __skipbackup_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_skipbackup_run() {
+    repeating_flags=()
+    non_repeating_flags=(-x --one-file-system --sweep -q --quiet --version -h --help)
+    repeating_options=(-m --mechanism)
+    non_repeating_options=()
+    __skipbackup_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-m'|'--mechanism')
+        __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion run -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
         return
         ;;
     esac

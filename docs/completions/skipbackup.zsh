@@ -59,13 +59,14 @@ _skipbackup() {
             'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
             'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'sweep:Mark what can be downloaded or built again, by rule, and keep those marks current.'
+            'run:Run COMMAND where each ROOT shows exactly what list --included lists.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        mark|clear|status|check|list|export|du|explain|sweep|help)
+        mark|clear|status|check|list|export|du|explain|sweep|run|help)
             "_skipbackup_${words[1]}" && ret=0
             ;;
         esac
@@ -240,6 +241,22 @@ _skipbackup_sweep() {
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         '--format[How to print each change\: text, one line each, or json, one JSON object a line.]:text|json:{__skipbackup_complete "${___format[@]}"}'
         '*:ROOT:_files -/'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_skipbackup_run() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion run -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
+        '(-x --one-file-system)'{-x,--one-file-system}'[Leave filesystems mounted below each ROOT out of the view\: each shows as the empty directory it is mounted on.]'
+        '--sweep[Run skipbackup sweep on each ROOT first, with the user'\''s rules.]'
+        '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
+        '*:ROOT... -- COMMAND:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -69,4 +69,31 @@ int cxattr_set_inode_flags(int fd, const int *flags);
 // O_TMPFILE.
 int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode);
 
+// skipbackup run (issue 22): a private mount namespace and the new mount
+// API. unshare(2) is declared only under _GNU_SOURCE; glibc 2.36 declares
+// fsopen, fsconfig, fsmount and move_mount in <sys/mount.h>, which clashes
+// with <linux/fs.h> above, so all of them go through syscall(2) here.
+static const int CXATTR_CLONE_NEWNS = 0x00020000;
+static const int CXATTR_CLONE_NEWUSER = 0x10000000;
+static const unsigned long CXATTR_MS_REC = 16384;
+static const unsigned long CXATTR_MS_PRIVATE = 1UL << 18;
+static const unsigned int CXATTR_FSOPEN_CLOEXEC = 1;
+static const unsigned int CXATTR_FSCONFIG_SET_FLAG = 0;
+static const unsigned int CXATTR_FSCONFIG_SET_STRING = 1;
+static const unsigned int CXATTR_FSCONFIG_CMD_CREATE = 6;
+static const unsigned int CXATTR_FSMOUNT_CLOEXEC = 1;
+static const unsigned int CXATTR_MOUNT_ATTR_RDONLY = 1;
+static const unsigned int CXATTR_MOVE_MOUNT_F_EMPTY_PATH = 4;
+int cxattr_unshare(int flags);
+int cxattr_mount(const char *source, const char *target, const char *type, unsigned long flags,
+                 const void *data);
+int cxattr_fsopen(const char *fs_name, unsigned int flags);
+int cxattr_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux);
+int cxattr_fsmount(int fd, unsigned int flags, unsigned int attr_flags);
+int cxattr_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const char *to_path,
+                      unsigned int flags);
+// mknodat(2) with a device number: makedev is a macro.
+int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
+                   unsigned int minor);
+
 #endif

@@ -214,10 +214,9 @@ public struct ExtendedAttributes: Sendable {
     throw SkipBackupError(lastCall, .outOfRange, path: item.displayPath, attribute: name)
   }
 
-  /// Calls `body` with the NUL-separated list of the item's attribute names.
-  /// A short list takes one call and no allocation.
   /// Calls `body` with each name the item lists (without its NUL), in the
-  /// order `listxattr` gives them: one call for the whole list.
+  /// order `listxattr` gives them: one call for the whole list, and none
+  /// allocated for a short one.
   internal func forEachName(
     _ body: (UnsafeRawBufferPointer) -> Void
   ) throws(SkipBackupError) {
@@ -233,6 +232,8 @@ public struct ExtendedAttributes: Sendable {
     }
   }
 
+  /// Calls `body` with the NUL-separated list of the item's attribute names.
+  /// A short list takes one call and no allocation.
   internal func withNameList<R>(
     _ body: (UnsafeRawBufferPointer) -> R
   ) throws(SkipBackupError) -> R {

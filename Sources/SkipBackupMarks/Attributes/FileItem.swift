@@ -15,7 +15,7 @@ import SystemPackage
 /// relative to the directory's descriptor, so that no path is resolved again
 /// and no path is too long. Such an item never follows a symbolic link.
 public struct FileItem: @unchecked Sendable {
-  internal enum Base: Sendable {
+  @usableFromInline internal enum Base: Sendable {
     case workingDirectory
     case directory(CInt)
     case descriptor(CInt)
@@ -24,16 +24,16 @@ public struct FileItem: @unchecked Sendable {
   /// How the path is held: as a path, or as a name borrowed from a tree
   /// walk's buffer, which saves an allocation per entry of a walk. A borrowed
   /// name is made only by the walk and is valid only during its visit.
-  internal enum Name {
+  @usableFromInline internal enum Name {
     case path(FilePath)
     case borrowed(UnsafePointer<CChar>)
   }
 
-  internal let base: Base
-  internal let name: Name
+  @usableFromInline internal let base: Base
+  @usableFromInline internal let name: Name
   /// Whether a symbolic link at the end of ``path`` is followed.
   public let followsSymbolicLinks: Bool
-  private let shownPath: FilePath?
+  @usableFromInline internal let shownPath: FilePath?
 
   /// The path the calls use: from the working directory or from the open
   /// directory; empty for a descriptor.
@@ -69,12 +69,14 @@ public struct FileItem: @unchecked Sendable {
 
   /// A tree walk's entry: `name` points into the walk's buffer and must
   /// outlive every use of the item.
+  @inlinable
   package init(borrowingEntry name: UnsafePointer<CChar>, in directory: CInt) {
     self.init(base: .directory(directory), name: .borrowed(name), follows: false, shown: nil)
   }
 
   /// The item at the C string `path`, which must outlive every use of the
   /// item.
+  @inlinable
   package init(borrowingPath path: UnsafePointer<CChar>, followSymbolicLinks: Bool = false) {
     self.init(
       base: .workingDirectory, name: .borrowed(path), follows: followSymbolicLinks, shown: nil)
@@ -85,7 +87,8 @@ public struct FileItem: @unchecked Sendable {
     FileItem(base: base, name: name, follows: followsSymbolicLinks, shown: displayPath)
   }
 
-  private init(base: Base, name: Name, follows: Bool, shown: FilePath?) {
+  @inlinable
+  internal init(base: Base, name: Name, follows: Bool, shown: FilePath?) {
     self.base = base
     self.name = name
     self.followsSymbolicLinks = follows
@@ -159,5 +162,32 @@ extension Result where Failure == Errno {
     case .failure(let errno):
       throw SkipBackupError(call, errno, path: item.displayPath, attribute: attribute)
     }
+  }
+}
+
+extension FileItem {
+  /// Whether the directory this item is holds an entry called `name`
+  /// (a symbolic link counts, and is not followed).
+  ///
+  /// The corresponding C function is `fstatat(2)`.
+  package func holdsEntry(named name: [UInt8]) -> Bool {
+    var status = stat()
+    let result = withPathPointer { path in
+      var inside = Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+      if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
+      inside += name
+      inside.append(0)
+      return inside.withUnsafeBufferPointer { bytes in
+        withAtArguments { directory, _, _ in
+          valueOrErrno {
+            system_fstatat(
+              directory, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
+              &status, AT_SYMLINK_NOFOLLOW)
+          }
+        }
+      }
+    }
+    if case .success = result { return true }
+    return false
   }
 }

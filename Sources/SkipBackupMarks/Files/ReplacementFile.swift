@@ -236,10 +236,7 @@ package final class ReplacementFile {
   private static func create(
     in directory: CInt, mode: mode_t, path: FilePath
   ) throws(SkipBackupError) -> (descriptor: CInt, name: FilePath?) {
-    let anonymous = valueOrErrno {
-      system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, mode)
-    }
-    if case .success(let descriptor) = anonymous {
+    if case .success(let descriptor?) = UnnamedFile.open(in: directory, mode: mode) {
       // No one else can reach it yet, so the lock is granted at once.
       _ = system_flock(descriptor, LOCK_EX)
       return (descriptor, nil)
@@ -276,18 +273,10 @@ package final class ReplacementFile {
   private static func link(
     _ descriptor: CInt, in directory: CInt, path: FilePath
   ) throws(SkipBackupError) -> FilePath {
-    let source = FilePath("/proc/self/fd/\(descriptor)")
     var slot = 0
     for _ in 0..<2 * maximumSlots where slot < maximumSlots {
       let candidate = slotName(slot)
-      let linked = source.withCString { source in
-        candidate.withCString { candidate in
-          valueOrErrno {
-            system_linkat(CXATTR_AT_FDCWD, source, directory, candidate, AT_SYMLINK_FOLLOW)
-          }
-        }
-      }
-      switch linked {
+      switch UnnamedFile.link(descriptor, in: directory, as: candidate) {
       case .success:
         reapLeftovers(in: directory, after: slot)
         return candidate

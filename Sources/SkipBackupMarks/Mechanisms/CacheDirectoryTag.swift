@@ -100,11 +100,8 @@ public enum CacheDirectoryTag {
   private static func unnamedTag(
     in directory: CInt, _ item: FileItem
   ) throws(SkipBackupError) -> CInt? {
-    let opened = valueOrErrno {
-      system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o644)
-    }
-    switch opened {
-    case .success(let file):
+    switch UnnamedFile.open(in: directory, mode: 0o644) {
+    case .success(let file?):
       do throws(SkipBackupError) {
         try writeAll(contents, to: file, item)
       } catch {
@@ -112,8 +109,8 @@ public enum CacheDirectoryTag {
         throw error
       }
       return file
-    case .failure(.notSupported), .failure(.isDirectory), .failure(.invalidArgument):
-      return nil  // no O_TMPFILE on this filesystem (or kernel)
+    case .success(nil):
+      return nil
     case .failure(let errno):
       throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
     }
@@ -125,14 +122,7 @@ public enum CacheDirectoryTag {
     _ file: CInt, in directory: CInt, _ item: FileItem
   ) throws(SkipBackupError) -> Bool {
     defer { _ = system_close(file) }
-    let linked = FilePath("/proc/self/fd/\(file)").withCString { source in
-      fileName.withCString { name in
-        valueOrErrno {
-          system_linkat(CXATTR_AT_FDCWD, source, directory, name, AT_SYMLINK_FOLLOW)
-        }
-      }
-    }
-    switch linked {
+    switch UnnamedFile.link(file, in: directory, as: FilePath(fileName)) {
     case .success: return true
     case .failure(.fileExists): return false
     case .failure(let errno):

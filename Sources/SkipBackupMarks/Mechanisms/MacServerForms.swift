@@ -26,8 +26,9 @@ import SkipBackupSystem
 /// - ``smb``: Samba with `vfs_fruit` and `vfs_streams_xattr`: a Mac's
 ///   attribute reaches it as an alternate data stream, kept in the attribute
 ///   `user.DosStream.` STREAM `:$DATA` (`streams_xattr_get_name`), whose
-///   value is the stream's bytes and one byte more, 0 (`streams_xattr_pwrite`:
-///   "xattrs need at least 1 byte"). With fruit's default `fruit:encoding =
+///   value is the stream's bytes and one byte more, 0: `streams_xattr_openat`
+///   creates the attribute as that one byte ("xattrs need at least 1 byte")
+///   and `streams_xattr_pwrite` keeps it after the data. With fruit's default `fruit:encoding =
 ///   private` the ":" of a Mac's name arrives as U+F022 (bytes EF 80 A2,
 ///   `macos_ntfs_char` in string_replace.c).
 /// - ``smbNative``: `fruit:encoding = native` with `vfs_catia`: the ":" stays.
@@ -126,19 +127,20 @@ package enum SambaStream: Int, CaseIterable, Sendable {
   }
 
   /// The stream whose attribute has the name `name` (one entry of a
-  /// `listxattr` list), if any. The six names differ in length, so the
-  /// length picks the one candidate and one `memcmp` settles it: a name of
-  /// any other length costs one comparison of integers.
+  /// `listxattr` list), if any. The six names differ in length (43, 37, 70,
+  /// 68, 64 and 62 bytes), so the length picks the one candidate and one
+  /// `memcmp` settles it: a name of any other length costs a few
+  /// comparisons of integers, as in `Mechanism.attributeMechanism(named:)`.
   @inline(__always)
   package static func named(_ name: UnsafeRawBufferPointer) -> SambaStream? {
     let stream: SambaStream
     switch name.count {
-    case 43: stream = .legacy
-    case 37: stream = .legacyUntyped
-    case 70: stream = .resourcePrivate
-    case 68: stream = .resourceNative
-    case 64: stream = .resourcePrivateUntyped
-    case 62: stream = .resourceNativeUntyped
+    case SambaStream.legacy.name.utf8CodeUnitCount: stream = .legacy
+    case SambaStream.legacyUntyped.name.utf8CodeUnitCount: stream = .legacyUntyped
+    case SambaStream.resourcePrivate.name.utf8CodeUnitCount: stream = .resourcePrivate
+    case SambaStream.resourceNative.name.utf8CodeUnitCount: stream = .resourceNative
+    case SambaStream.resourcePrivateUntyped.name.utf8CodeUnitCount: stream = .resourcePrivateUntyped
+    case SambaStream.resourceNativeUntyped.name.utf8CodeUnitCount: stream = .resourceNativeUntyped
     default: return nil
     }
     let candidate = stream.name
@@ -152,8 +154,10 @@ package struct SambaStreams: OptionSet, Sendable {
   package init(rawValue: UInt8) { self.rawValue = rawValue }
   package init(_ stream: SambaStream) { rawValue = 1 << UInt8(stream.rawValue) }
 
-  package static let legacy: SambaStreams = [.init(.legacy), .init(.legacyUntyped)]
-  package static let resource: SambaStreams = SambaStreams(rawValue: 0b11_1100)
+  package static let resource: SambaStreams = [
+    .init(.resourcePrivate), .init(.resourceNative), .init(.resourcePrivateUntyped),
+    .init(.resourceNativeUntyped),
+  ]
 
   package mutating func insert(named name: UnsafeRawBufferPointer) -> Bool {
     guard let stream = SambaStream.named(name) else { return false }
@@ -220,6 +224,17 @@ extension MarkForm {
       }
     }
     return labels
+  }
+
+  /// Whether `item` carries `mechanism`'s mark in this form's attribute.
+  package func holdsMark(of mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool
+  {
+    switch (self, mechanism) {
+    case (.smb, .legacy), (.smbNative, .legacy): try SambaStream.legacy.isMark(on: item)
+    case (.smb, .resource): try SambaStream.resourcePrivate.isMark(on: item)
+    case (.smbNative, .resource): try SambaStream.resourceNative.isMark(on: item)
+    default: try mechanism.isMarked(item)
+    }
   }
 
   /// Writes `mechanism`'s mark on `item` in this form; returns whether

@@ -116,6 +116,19 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     }
   }
 
+  /// Whether every member's mark is on `item` as ``mark(_:form:)`` writes
+  /// it: legacy and resource in `form`, the others as ever. What a dry run
+  /// of `mark --form` asks.
+  public func isMarked(_ item: FileItem, in form: MarkForm) throws(SkipBackupError) -> Bool {
+    for mechanism in members {
+      let marked =
+        mechanism == .legacy || mechanism == .resource
+        ? try form.holdsMark(of: mechanism, on: item) : try mechanism.isMarked(item)
+      if !marked { return false }
+    }
+    return true
+  }
+
   /// Clears each member's mark, as ``mark(_:)`` marks, in every form it has
   /// (``MarkForm``): for legacy and resource the Samba streams too, which
   /// costs one more listing of the item's names.

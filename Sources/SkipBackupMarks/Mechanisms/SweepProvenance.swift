@@ -137,7 +137,7 @@ public struct SweepProvenance: Hashable, Sendable {
   /// The corresponding C functions are `listxattr(2)`, and `getxattr(2)`
   /// for a record in the first form.
   public static func read(from item: FileItem) throws(SkipBackupError) -> SweepProvenance? {
-    let attributes = try ItemAttributes(of: item)
+    let attributes = try ItemAttributes(readingRecordOf: item)
     if let record = attributes.record { return record }
     guard attributes.recordInValue else { return nil }
     return try readValue(from: item)
@@ -174,7 +174,7 @@ public struct SweepProvenance: Hashable, Sendable {
       try attributes.setValue(value, of: name)
       return
     }
-    var others = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
+    var others = try ItemAttributes.recordNames(on: item)
     var present = false
     if let index = others.firstIndex(of: name) {
       others.remove(at: index)
@@ -200,7 +200,7 @@ public struct SweepProvenance: Hashable, Sendable {
     do {
       let attributes = ExtendedAttributes(of: item)
       var removed = false
-      let names = try ItemAttributes(of: item, collectingRecordNames: true).recordNames
+      let names = try ItemAttributes.recordNames(on: item)
       for name in names where try attributes.removeValue(of: name) {
         removed = true
       }
@@ -208,78 +208,5 @@ public struct SweepProvenance: Hashable, Sendable {
     } catch  where error.errno == .notSupported || error.isRefusedForFileType {
       return false
     }
-  }
-}
-
-/// What a sweep needs to know of one item, read with one listing of its
-/// attribute names: which of the counted mechanisms mark it, and whether a
-/// sweep's record is there.
-package struct SweepItemState {
-  /// The reader's mechanisms that mark the item.
-  package var marks: MechanismSet = []
-  /// The sweep's record, when one of the item's attribute names holds it.
-  package var record: SweepProvenance?
-  /// Whether ``SweepProvenance/attributeName`` is there: a record in its
-  /// value (the first form), which ``SweepProvenance/readValue(from:)`` reads.
-  package var recordInValue = false
-  /// Whether a sweep's record is there, in a name or in a value. Stored,
-  /// not computed, though it follows from the two above: it is asked of
-  /// every item of a sweep, across the module boundary, and computed (even
-  /// `@inlinable`) a repeat sweep of mkhome.py's home ran 55.5M user
-  /// instructions under callgrind against 54.2M stored.
-  package var hasRecord = false
-}
-
-/// Reads ``SweepItemState`` for the items of a walk: one `listxattr` per
-/// item, which holds the record too, and a value read only where a
-/// mechanism's mark depends on it and no record is there.
-package struct SweepStateReader: Sendable {
-  package let mechanisms: MechanismSet
-
-  package init(mechanisms: MechanismSet) {
-    self.mechanisms = mechanisms
-  }
-
-  /// The state of `item`.
-  package func state(of item: FileItem) throws(SkipBackupError) -> SweepItemState {
-    let attributes = try ItemAttributes(of: item)
-    var state = SweepItemState()
-    state.record = attributes.record
-    state.recordInValue = attributes.recordInValue
-    state.hasRecord = attributes.hasRecord
-    state.marks = try attributes.marks(
-      mechanisms.intersection(.all), on: item, trustingRecord: true)
-    if mechanisms.contains(.nodump), try NodumpFlag.isMarked(item) { state.marks.insert(.nodump) }
-    if mechanisms.contains(.cachedir), try CacheDirectoryTag.isMarked(item) {
-      state.marks.insert(.cachedir)
-    }
-    return state
-  }
-}
-
-extension FileItem {
-  /// Whether the directory this item is holds an entry called `name`
-  /// (a symbolic link counts, and is not followed).
-  ///
-  /// The corresponding C function is `fstatat(2)`.
-  package func holdsEntry(named name: [UInt8]) -> Bool {
-    var status = stat()
-    let result = withPathPointer { path in
-      var inside = Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
-      if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
-      inside += name
-      inside.append(0)
-      return inside.withUnsafeBufferPointer { bytes in
-        withAtArguments { directory, _, _ in
-          valueOrErrno {
-            system_fstatat(
-              directory, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
-              &status, AT_SYMLINK_NOFOLLOW)
-          }
-        }
-      }
-    }
-    if case .success = result { return true }
-    return false
   }
 }

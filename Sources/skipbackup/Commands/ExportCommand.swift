@@ -80,55 +80,53 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
 
   func run() throws {
     let mechanisms = try tree.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet.quiet)
-    let diagnostics = Diagnostics(progress: progress)
     let syntax = tool.syntax
+    // What is wrong before the walk ends the run at once.
+    let early = Diagnostics()
     let rootArgument = RawArguments.path(root)
     let walkRoot: ExportRoot
     do throws(ExportFailure) {
       walkRoot = try syntax.walkRoot(for: rootArgument.bytes)
     } catch {
-      diagnostics.report("\(rootArgument.escapedDescription): \(error.message)")
+      early.report("\(rootArgument.escapedDescription): \(error.message)")
       throw ExitCode.failure
     }
     let rootPath = FilePath(bytes: walkRoot.path)
-    if let reason = excludedRootReason(rootPath, walkRoot, mechanisms, diagnostics) {
-      diagnostics.report(
+    if let reason = excludedRootReason(rootPath, walkRoot, mechanisms, early) {
+      early.report(
         "\(rootPath.escapedDescription): excluded from backups as a whole (\(reason)), so no "
           + "\(tool.rawValue) exclusion file is written: a backup of it should hold nothing")
       throw ExitCode.failure
     }
-    if diagnostics.failures > 0 { throw ExitCode.failure }
+    if early.failures > 0 { throw ExitCode.failure }
 
-    let destination = try openOutput(diagnostics)
+    let destination = try openOutput(early)
     let sink = OutputSink(descriptor: destination.descriptor)
-    let visitors = (0..<walkThreads).map { _ in
+    let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
       ExportVisitor(
         mechanisms: mechanisms, syntax: syntax, root: walkRoot,
         reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
       )
     }
-    _ = walkTree(
-      root: rootPath,
+    run.walk(
+      rootPath,
       options: TreeWalkOptions(
-        oneFileSystem: tree.oneFileSystem,
-        followRootSymbolicLink: walkRoot.followsSymbolicLink),
-      visitors: visitors)
-    for visitor in visitors { visitor.reporter.output.flush() }
-    progress.erase()
-    switch destination {
-    case .inPlace(let descriptor):
-      if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
-        diagnostics.report("\(RawArguments.path(output!).escapedDescription): cannot be written")
-      }
-    case .replacement(let replacement):
-      do {
-        try replacement.commit()
-      } catch {
-        diagnostics.report(error)
+        oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink))
+    try run.finish {
+      switch destination {
+      case .inPlace(let descriptor):
+        if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
+          run.diagnostics.report(
+            "\(RawArguments.path(output!).escapedDescription): cannot be written")
+        }
+      case .replacement(let replacement):
+        do throws(SkipBackupError) {
+          try replacement.commit()
+        } catch {
+          run.diagnostics.report(error)
+        }
       }
     }
-    if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 
   /// Why ROOT is excluded as a whole, or `nil` when it is not.

@@ -218,7 +218,12 @@ final class MarkingWorker: ReportingVisitor {
     let changed: Bool
     if run.dryRun {
       let marks = try mechanisms.marks(on: item)
-      let pending = run.action == .mark ? mechanisms.subtracting(marks) : marks
+      let pending: MechanismSet
+      if run.action == .mark && run.form != .local {
+        pending = try mechanisms.isMarked(item, in: run.form) ? [] : mechanisms
+      } else {
+        pending = run.action == .mark ? mechanisms.subtracting(marks) : marks
+      }
       changed = !pending.isEmpty
       // What the run would fail with, found without writing.
       if changed { try pending.check(item) }

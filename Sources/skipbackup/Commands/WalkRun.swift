@@ -62,11 +62,13 @@ final class WalkRun<Visitor: ReportingVisitor> {
     vanished += walkTree(root: root, options: options, visitors: visitors).vanished
   }
 
-  /// Writes what each visitor holds, erases the progress line, and ends
-  /// the run: `ExitCode.failure` when anything could not be read or written.
-  func finish() throws {
+  /// Writes what each visitor holds, erases the progress line, takes the
+  /// command's `last` step (export commits its file there), and ends the
+  /// run: `ExitCode.failure` when anything could not be read or written.
+  func finish(_ last: () -> Void = {}) throws {
     for visitor in visitors { visitor.reporter.output.flush() }
     progress.erase()
+    last()
     if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 }

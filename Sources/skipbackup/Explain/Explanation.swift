@@ -154,5 +154,11 @@ struct Explanation {
           + (verdict.skips
             ? "skips it\(run)" : "backs it up\(run); to leave it out: \(verdict.needs)") + "\n")
     }
+    // Through the view every tool leaves out what skipbackup counts excluded.
+    if isExcluded {
+      output.write(
+        "  run: every tool above skips it when run through the view: "
+          + "skipbackup run ROOT -- TOOL ... (ROOT a directory above it; docs/backups.md)\n")
+    }
   }
 }

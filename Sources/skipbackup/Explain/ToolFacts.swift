@@ -167,7 +167,6 @@ extension ToolFacts {
     // The recipe reads the marks through `export` or `list`.
     let export = recipe.replacing("skipbackup export ", with: "skipbackup export " + mechanisms)
       .replacing("skipbackup list ", with: "skipbackup list " + mechanisms)
-      .replacing("skipbackup list --included ", with: "skipbackup list --included " + mechanisms)
     let mark = marks.isEmpty ? "skipbackup mark \(pathArgument(target)), then " : ""
     return mark + "with ROOT a directory above it: " + export
   }

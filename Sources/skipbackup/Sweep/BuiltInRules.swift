@@ -3,19 +3,22 @@
 /// wassimk/tmignore, joined by directory name (any one sentinel is enough),
 /// Python's bytecode caches, the XDG cache directory, and the package
 /// managers' caches in a home directory. Each is written as a rules file
-/// line; a path rule gets a name of its own.
+/// line, as bytes (`$XDG_CACHE_HOME` is a path, whose bytes need not be
+/// UTF-8); a path rule gets a name of its own.
 enum BuiltInRules {
-  static func lines(_ environment: SweepRules.Environment) -> [(name: String?, text: String)] {
-    var lines: [(name: String?, text: String)] = sentinelPairs.map { (nil, "sentinel " + $0) }
-    lines.append((nil, "name __pycache__"))
+  static func lines(_ environment: SweepRules.Environment) -> [(name: String?, text: [UInt8])] {
+    var lines: [(name: String?, text: [UInt8])] = sentinelPairs.map {
+      (nil, Array("sentinel \($0)".utf8))
+    }
+    lines.append((nil, Array("name __pycache__".utf8)))
     // $XDG_CACHE_HOME, or else ~/.cache: when unset or empty, as XDG says.
     if let cache = environment.xdgCacheHome, cache.first == UInt8(ascii: "/") {
-      lines.append(("xdg-cache", "path " + String(decoding: cache, as: UTF8.self)))
+      lines.append(("xdg-cache", Array("path ".utf8) + cache))
     } else {
-      lines.append(("xdg-cache", "path ~/.cache"))
+      lines.append(("xdg-cache", Array("path ~/.cache".utf8)))
     }
     if environment.home != nil {
-      lines += homeCaches.map { ($0.name, "path " + $0.path) }
+      lines += homeCaches.map { ($0.name, Array("path \($0.path)".utf8)) }
     }
     return lines
   }

@@ -65,11 +65,11 @@ final class GitIgnored: Sendable {
       "GIT_OPTIONAL_LOCKS=0",
     ].map { Array($0.utf8) }
     for name in ["HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE"] {
-      guard let value = getenv(name) else { continue }
+      guard let value = system_getenv(name) else { continue }
       variables.append(
         Array("\(name)=".utf8) + Array(UnsafeRawBufferPointer(start: value, count: strlen(value))))
     }
-    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    let path = system_getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
     let absolute = path.split(separator: ":").filter { $0.hasPrefix("/") }.joined(separator: ":")
     variables.append(Array("PATH=\(absolute)".utf8))
     return variables

@@ -60,14 +60,22 @@ final class RuleTable: Sendable {
       return name.elementsEqual(directory)
     case .sentinel(let directory, let sentinels):
       guard name.elementsEqual(directory) else { return false }
-      return sentinels.contains { sentinel in
-        if sentinel.inside { return item.holdsEntry(named: sentinel.glob.pattern) }
-        guard let siblings else { return false }
-        if sentinel.glob.isLiteral { return siblings.contains(sentinel.glob.pattern) }
-        return siblings.contains { sentinel.glob.matches($0) }
-      }
+      return Self.anyPresent(sentinels, in: item, siblings: siblings)
     default:
       return false
+    }
+  }
+
+  /// Whether one of `sentinels` is there: inside the directory `item`, or
+  /// beside it among `siblings` (none when its parent was not read).
+  private static func anyPresent(
+    _ sentinels: [SweepRule.Sentinel], in item: FileItem, siblings: DirectoryListing?
+  ) -> Bool {
+    sentinels.contains { sentinel in
+      if sentinel.inside { return item.holdsEntry(named: sentinel.glob.pattern) }
+      guard let siblings else { return false }
+      if sentinel.glob.isLiteral { return siblings.contains(sentinel.glob.pattern) }
+      return siblings.contains { sentinel.glob.matches($0) }
     }
   }
 
@@ -90,12 +98,7 @@ final class RuleTable: Sendable {
         guard item.isDirectory, item.name.elementsEqual(directory) else { continue }
         // A ROOT's parent is not read: its record stands while the rule does.
         guard let siblings = item.siblings else { return (true, "") }
-        let present = sentinels.contains { sentinel in
-          if sentinel.inside { return item.item.holdsEntry(named: sentinel.glob.pattern) }
-          if sentinel.glob.isLiteral { return siblings.contains(sentinel.glob.pattern) }
-          return siblings.contains { sentinel.glob.matches($0) }
-        }
-        if present { return (true, "") }
+        if Self.anyPresent(sentinels, in: item.item, siblings: siblings) { return (true, "") }
       case .name(let directory):
         if item.isDirectory && item.name.elementsEqual(directory) { return (true, "") }
       case .path(let path):

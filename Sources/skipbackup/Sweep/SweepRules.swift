@@ -130,7 +130,7 @@ struct SweepRules: Sendable {
     var builtInRules = SweepRules()
     for (index, line) in BuiltInRules.lines(environment).enumerated() {
       try builtInRules.parse(
-        line: Array(line.text.utf8), origin: "built-in", name: line.name, environment: environment,
+        line: line.text, origin: "built-in", name: line.name, environment: environment,
         lineNumber: index, builtInNames: [])
     }
     let builtInNames = builtInRules.rules.map(\.name)

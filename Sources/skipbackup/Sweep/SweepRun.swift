@@ -205,8 +205,7 @@ final class SweepVisitor: ReportingVisitor {
     do throws(SkipBackupError) {
       state = try reader.state(of: entry.item)
     } catch {
-      failed(entry, error)
-      return .skipChildren
+      return reporter.unreadable(error, at: entry)
     }
     // A record on an item others may write may be forged: its marks are
     // then as good as hand marks (docs/sweep.md, "What a record proves").

@@ -80,6 +80,17 @@ enum RawArguments {
     return String(decoding: result + bytes[index...], as: UTF8.self)
   }
 
+  /// The exact bytes of an argument, which is not a path and so is not
+  /// normalized as ``path(_:)`` does (a command's `src/` keeps its slash).
+  static func bytes(_ argument: String) -> [UInt8] {
+    let text = argument.utf8
+    guard let lead = marker.utf8.first, text.contains(lead),
+      let (index, _) = placeholder(in: text), index > 0, index < Int(CommandLine.argc)
+    else { return Array(text) }
+    let raw = CommandLine.unsafeArgv[index]!
+    return Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
+  }
+
   /// The argument index a placeholder names, and whether the placeholder is
   /// the whole of `text` (rather than the value after a `--name=`).
   private static func placeholder(in text: String.UTF8View) -> (Int, Bool)? {

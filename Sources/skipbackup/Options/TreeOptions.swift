@@ -4,6 +4,11 @@ import SkipBackupCore
 /// `-x`/`--one-file-system`, for every command that walks a tree. What a
 /// command does at a mount point differs (list prints it, du leaves it out),
 /// so its help comes from the command: `Command.oneFileSystemHelp`.
+///
+/// Generic over the command for that one string: swift-argument-parser
+/// takes a flag's help from its declaration, so the alternative is the
+/// flag declared again in each of the five commands that walk, and help
+/// that can drift between them.
 struct OneFileSystemOption<Command: MountPointHelp>: ParsableArguments {
   @Flag(
     name: [.customShort("x"), .customLong("one-file-system")],

@@ -1,0 +1,314 @@
+import ArgumentParser
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+struct RunCommand: ParsableCommand, MountPointHelp {
+  static let configuration = CommandConfiguration(
+    commandName: "run",
+    abstract: "Run COMMAND where each ROOT shows exactly what list --included lists.",
+    usage: "skipbackup run [-m M[,M...]] [-x] [-q] [--sweep] [--] ROOT... -- COMMAND [ARG...]",
+    discussion: """
+      Walks each ROOT once, as list does, then runs COMMAND in a private mount namespace where \
+      each ROOT, at its own path, is a read-only overlayfs that hides every excluded item: no \
+      excluded item appears in a listing, in stat, or by opening it by name. Any backup tool \
+      then leaves out what is marked, with no exclusion file: \
+      skipbackup run ~ -- restic backup ~. Included items keep their type, mode, owner, times, \
+      size, link target, link count and extended attributes. Everything outside the ROOTs is \
+      as before. Nothing is mounted in the caller's namespace and nothing is written to disk: \
+      the view vanishes with COMMAND, even when it is killed.
+
+      The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
+      directory, the standard streams and the signals; the exit status is COMMAND's, and a \
+      shell reports a signal as 128+N. As root it works on any tree; anyone else runs in a user \
+      namespace that maps them to themselves, where files of other owners show as the overflow \
+      user (nobody). A ROOT that is excluded, or below a marked directory, is an error. Without \
+      -x a filesystem mounted below a ROOT is refused (the overlay cannot show it); with -x it \
+      shows as the empty directory it is mounted on. --sweep first runs skipbackup sweep on \
+      each ROOT with the user's rules. By default every attribute mechanism counts (all: \
+      legacy, resource and xdg). See docs/backups.md.
+
+      Exit status: COMMAND's; 1 when the view could not be made exactly (each failure says \
+      which call failed and why, and COMMAND does not run), 126 when COMMAND cannot be run, \
+      127 when it is not found, 64 for a usage error.
+      """)
+
+  static let oneFileSystemHelp =
+    "Leave filesystems mounted below each ROOT out of the view: each shows as the empty directory it is mounted on."
+  @OptionGroup var tree: TreeOptions<RunCommand>
+
+  @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
+  var sweep = false
+
+  @OptionGroup var quiet: QuietOption
+
+  @Argument(
+    parsing: .captureForPassthrough,
+    help: ArgumentHelp(
+      "The directories the view filters, then --, then the command to run and its arguments.",
+      valueName: "ROOT... -- COMMAND"),
+    completion: .directory)
+  var words: [String] = []
+
+  /// The ROOTs and COMMAND: everything after the options, split at the
+  /// first `--` that follows a ROOT (a `--` before the first ROOT only ends
+  /// the options).
+  private var split: (roots: [String], command: [String]) {
+    var words = self.words[...]
+    if words.first == "--" { words = words.dropFirst() }
+    guard let terminator = words.firstIndex(of: "--") else { return (Array(words), []) }
+    return (Array(words[..<terminator]), Array(words[(terminator + 1)...]))
+  }
+
+  func validate() throws {
+    // The words are captured as they come, --help among them when it comes first.
+    if let first = words.first, first == "--help" || first == "-h" {
+      throw CleanExit.helpRequest(self)
+    }
+    let (roots, command) = split
+    if roots.isEmpty { throw ValidationError("Give at least one ROOT, then --, then COMMAND.") }
+    if command.isEmpty { throw ValidationError("Give the COMMAND to run after ROOT... --.") }
+  }
+
+  func run() throws {
+    let (rootArguments, commandArguments) = split
+    let mechanisms = try tree.mechanisms(default: .all)
+    let progress = Progress(enabled: !quiet.quiet)
+    let diagnostics = Diagnostics(progress: progress)
+    let workingDirectory = CommandLaunch.workingDirectory()
+
+    if sweep { try sweepFirst(rootArguments, diagnostics) }
+
+    var viewRoots: [ViewRoot] = []
+    for argument in rootArguments {
+      let given = RawArguments.path(argument)
+      guard let root = try prepare(given, mechanisms, diagnostics) else { continue }
+      if !viewRoots.contains(where: { $0.path == root.path }) { viewRoots.append(root) }
+    }
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+
+    let visitors = (0..<walkThreads).map { _ in
+      ViewVisitor(
+        mechanisms: mechanisms, reporter: Reporter(diagnostics: diagnostics, progress: progress))
+    }
+    for index in viewRoots.indices {
+      for visitor in visitors {
+        visitor.rootLength = viewRoots[index].path.bytes.count
+        visitor.hidden = []
+      }
+      _ = walkTree(
+        root: viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
+        visitors: visitors)
+      viewRoots[index].hidden = visitors.flatMap(\.hidden).sorted {
+        $0.lexicographicallyPrecedes($1)
+      }
+    }
+    progress.erase()
+    // A directory that could not be read may hold marks: the view would not be exact.
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+    // A ROOT's view is mounted before the view of a ROOT inside it.
+    viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
+    checkMountPoints(viewRoots, diagnostics)
+    if diagnostics.failures > 0 { throw ExitCode.failure }
+
+    do throws(SkipBackupError) {
+      let privilege = MountNamespace.Privilege.current
+      try MountNamespace.enter(privilege)
+      // Opened in the new namespace (overlayfs takes layers from the
+      // caller's namespace only) and before anything is mounted there.
+      let reals = try viewRoots.map { root throws(SkipBackupError) in try OverlayView.openReal(root)
+      }
+      let layer = try WhiteoutLayer()
+      let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
+        try layer.build(root, index: index)
+      }
+      for (index, root) in viewRoots.enumerated() {
+        do throws(SkipBackupError) {
+          try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
+        } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
+          // Kernels before 6.15 or so take no lower layer from a detached
+          // mount: attach the layer at the first ROOT, under its view.
+          try layer.attach(at: root.path)
+          try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
+        }
+      }
+      if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
+    } catch {
+      diagnostics.report(RunCommand.explain(error))
+      throw ExitCode.failure
+    }
+    throw ExitCode(
+      CommandLaunch.exec(commandArguments.map(RawArguments.bytes), diagnostics: diagnostics))
+  }
+
+  /// Runs `skipbackup sweep` on the ROOTs, its report on standard error:
+  /// standard output is COMMAND's alone (`run --sweep ~ -- tar -cf - ~`).
+  private func sweepFirst(_ roots: [String], _ diagnostics: Diagnostics) throws {
+    var arguments = quiet.quiet ? ["-q"] : []
+    if tree.oneFileSystem { arguments.append("-x") }
+    var sweepCommand = try SweepCommand.parse(arguments + ["--"] + roots)
+    guard case .success(let saved) = valueOrErrno({ system_dup(STDOUT_FILENO) }),
+      case .success = valueOrErrno({ system_dup2(STDERR_FILENO, STDOUT_FILENO) })
+    else {
+      diagnostics.report("standard output cannot be set aside for the sweep's report (dup)")
+      throw ExitCode.failure
+    }
+    defer {
+      _ = system_dup2(saved, STDOUT_FILENO)
+      _ = system_close(saved)
+    }
+    // A sweep that fails on some items has reported them; the view still
+    // shows exactly the marks there are.
+    do { try sweepCommand.run() } catch let error as ExitCode where error == .failure {}
+  }
+
+  /// The ROOT as the view is mounted at it: its canonical path, which must
+  /// be a directory that is neither excluded nor below a marked one.
+  private func prepare(_ given: FilePath, _ mechanisms: MechanismSet, _ diagnostics: Diagnostics)
+    throws -> ViewRoot?
+  {
+    guard let canonical = canonicalPath(given.bytes) else {
+      do throws(SkipBackupError) {
+        _ = try FileItem(path: given).status()
+        diagnostics.report("\(given.escapedDescription): cannot be resolved to a canonical path")
+      } catch {
+        diagnostics.report(error)
+      }
+      return nil
+    }
+    let path = FilePath(bytes: canonical)
+    do throws(SkipBackupError) {
+      let status = try FileItem(path: path, followSymbolicLinks: false).status()
+      guard status.st_mode & S_IFMT == S_IFDIR else {
+        diagnostics.report(
+          "\(given.escapedDescription): not a directory: the view is mounted on a directory")
+        return nil
+      }
+      let marks = try mechanisms.marks(on: FileItem(path: path, followSymbolicLinks: false))
+      if !marks.isEmpty {
+        diagnostics.report(
+          "\(given.escapedDescription): excluded from backups as a whole (marked: "
+            + "\(marks.names.joined(separator: ", "))), so its view would be empty; nothing was run"
+        )
+        return nil
+      }
+      if let above = try mechanisms.markedAncestor(of: path, followSymbolicLinks: false) {
+        diagnostics.report(
+          "\(given.escapedDescription): excluded from backups as a whole (below the marked "
+            + "directory \(above.escapedDescription)), so its view would be empty; nothing was run")
+        return nil
+      }
+    } catch {
+      diagnostics.report(error)
+      return nil
+    }
+    return ViewRoot(path: path, hidden: [])
+  }
+
+  /// The overlay shows a directory's own contents, never what is mounted
+  /// below it: a filesystem mounted inside a ROOT's view, and not hidden,
+  /// is refused without -x, and with -x a directory bind-mounted from the
+  /// ROOT's own filesystem, which list enters. A file mounted on a file (a
+  /// container's /etc/hosts) shows as the file below it: the same path.
+  private func checkMountPoints(_ roots: [ViewRoot], _ diagnostics: Diagnostics) {
+    let points: [[UInt8]]
+    do throws(SkipBackupError) {
+      points = try MountTable.mountPoints()
+    } catch {
+      diagnostics.report(error)
+      return
+    }
+    for root in roots {
+      let prefix = root.path.bytes == [UInt8(ascii: "/")] ? [] : root.path.bytes
+      for point in points
+      where point.count > prefix.count + 1 && point.starts(with: prefix)
+        && point[prefix.count] == UInt8(ascii: "/")
+      {
+        let relative = Array(point[(prefix.count + 1)...])
+        let hidden = root.hidden.contains { hidden in
+          relative.starts(with: hidden)
+            && (relative.count == hidden.count || relative[hidden.count] == UInt8(ascii: "/"))
+        }
+        if hidden { continue }
+        let path = FilePath(bytes: point)
+        // A ROOT of its own gets its own view, mounted over this one.
+        if roots.contains(where: { $0.path.bytes == point }) { continue }
+        guard let inner = try? FileItem(path: path, followSymbolicLinks: false).status(),
+          inner.st_mode & S_IFMT == S_IFDIR
+        else { continue }
+        if tree.oneFileSystem {
+          guard let outer = try? FileItem(path: root.path, followSymbolicLinks: false).status(),
+            inner.st_dev == outer.st_dev
+          else { continue }
+          diagnostics.report(
+            "\(path.escapedDescription): a mount of \(root.path.escapedDescription)'s own "
+              + "filesystem (a bind mount), which the view cannot show; nothing was run")
+        } else {
+          diagnostics.report(
+            "\(path.escapedDescription): another filesystem is mounted here, which the view of "
+              + "\(root.path.escapedDescription) cannot show; give -x to leave it out, or give "
+              + "it as a ROOT of its own; nothing was run")
+        }
+      }
+    }
+  }
+
+  /// One line: what failed, and why, for the calls that make the view.
+  static func explain(_ error: SkipBackupError) -> String {
+    guard let call = error.call, let errno = error.errno else { return error.description }
+    let detail = "(\(call): \(errno.description))"
+    let path = error.path.escapedDescription
+    switch (call, errno) {
+    case (.unshare, .notPermitted), (.unshare, .noSpace):
+      return
+        MountNamespace.Privilege.current.isRoot
+        ? "cannot make a private mount namespace: this process lacks CAP_SYS_ADMIN (a container?) \(detail); see docs/backups.md for the recipes without run"
+        : "cannot make a user namespace: the kernel or its policy refuses them to unprivileged users (kernel.apparmor_restrict_unprivileged_userns, user.max_user_namespaces=0, or a seccomp filter in a container) \(detail); run as root, or see docs/backups.md for the recipes without run"
+    case (.unshare, .invalidArgument):
+      return
+        "cannot make a private mount namespace: unshare needs a process of one thread \(detail)"
+    case (.unshare, _):
+      return "cannot make a private mount namespace \(detail)"
+    case (.write, _) where path.hasPrefix("/proc/self/"),
+      (.openat, _) where path.hasPrefix("/proc/self/"):
+      return
+        "\(path): cannot map this user into the user namespace: the kernel's policy refuses it (kernel.apparmor_restrict_unprivileged_userns?) \(detail)"
+    case (.fsopen, .operationNotSupportedByDevice):
+      return "\(path): this kernel has no overlayfs or tmpfs (modprobe overlay) \(detail)"
+    case (.fsopen, .noFunction), (.fsconfig, .noFunction), (.fsmount, .noFunction),
+      (.moveMount, .noFunction):
+      return
+        "\(path): this kernel lacks the mount API of Linux 5.2 (fsopen, fsmount, move_mount) \(detail)"
+    case (.fsconfig, .invalidArgument), (.fsconfig, .notSupported), (.fsconfig, .notPermitted):
+      return
+        "\(path): overlayfs refuses this directory as a lower layer: it is on a filesystem overlayfs cannot use under it (another overlay stacked too deep, FUSE, NFS, or one without the needed features), or mounting it is not allowed in this namespace \(detail); see docs/backups.md"
+    case (.mount, _), (.fsopen, _), (.fsconfig, _), (.fsmount, _), (.moveMount, _):
+      return "\(path): cannot mount the view \(detail)"
+    case (.mknodat, _), (.mkdirat, _):
+      return "\(path): cannot make its whiteout in the view's layer (tmpfs) \(detail)"
+    case (.setxattr, .notSupported), (.fsetxattr, .notSupported), (.setxattrat, .notSupported):
+      return
+        "\(path): its extended attribute \(error.attribute.map { "\($0)" } ?? "") cannot be copied to the view's layer: tmpfs keeps user.* attributes only from Linux 6.6 \(detail); the view would not show it, so nothing was run"
+    case (.fchown, _):
+      return
+        "\(path): its owner cannot be copied to the view's layer: it is not mapped in this user namespace (only root can show other owners) \(detail); nothing was run"
+    case (.chdir, _):
+      return
+        "\(path): the working directory is not in the view (excluded?): run COMMAND from a directory the view shows \(detail)"
+    default:
+      return error.description
+    }
+  }
+}
+
+extension MountNamespace.Privilege {
+  var isRoot: Bool {
+    if case .root = self { return true }
+    return false
+  }
+}

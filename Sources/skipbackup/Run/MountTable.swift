@@ -1,0 +1,58 @@
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The mount points of this process's namespace, from /proc/self/mountinfo:
+/// an overlay shows its lower directory without what is mounted below it,
+/// so `run` looks at each one under a ROOT.
+enum MountTable {
+  static func mountPoints() throws(SkipBackupError) -> [[UInt8]] {
+    let path: FilePath = "/proc/self/mountinfo"
+    let descriptor = try check(.openat, path) {
+      path.withCString { system_openat(MountFlag.atWorkingDirectory, $0, O_RDONLY | O_CLOEXEC, 0) }
+    }
+    defer { _ = system_close(descriptor) }
+    var text: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let read = valueOrErrno {
+        buffer.withUnsafeMutableBytes { system_read(descriptor, $0.baseAddress, $0.count) }
+      }
+      guard case .success(let count) = read else {
+        if case .failure(let errno) = read { throw SkipBackupError(.read, errno, path: path) }
+        break
+      }
+      if count == 0 { break }
+      text += buffer[..<count]
+    }
+    // Line: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...; the mount point
+    // escapes space, tab, newline and backslash as \ooo.
+    return text.split(separator: UInt8(ascii: "\n")).compactMap { line in
+      let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
+      return fields.count > 4 ? unescape(fields[4]) : nil
+    }
+  }
+
+  private static func unescape(_ field: ArraySlice<UInt8>) -> [UInt8] {
+    var result: [UInt8] = []
+    var index = field.startIndex
+    while index < field.endIndex {
+      if field[index] == UInt8(ascii: "\\"), index + 3 < field.endIndex,
+        let value = UInt8(
+          String(decoding: field[(index + 1)...(index + 3)], as: UTF8.self), radix: 8)
+      {
+        result.append(value)
+        index += 4
+      } else {
+        result.append(field[index])
+        index += 1
+      }
+    }
+    return result
+  }
+}
