@@ -52,17 +52,6 @@ enum RawArguments {
     return FilePath(platformString: raw)
   }
 
-  /// The exact bytes of an argument, which is not a path and so is not
-  /// normalized as ``path(_:)`` does (a command's `src/` keeps its slash).
-  static func bytes(_ argument: String) -> [UInt8] {
-    let text = argument.utf8
-    guard let lead = marker.utf8.first, text.contains(lead),
-      let (index, _) = placeholder(in: text), index > 0, index < Int(CommandLine.argc)
-    else { return Array(text) }
-    let raw = CommandLine.unsafeArgv[index]!
-    return Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
-  }
-
   /// `text` (a message) with each placeholder in it shown as the argument
   /// it stands for, escaped as messages show bytes (`\xff`), where the
   /// parser or a check quoted a value that is not a path (`-m`,
@@ -89,6 +78,17 @@ enum RawArguments {
       result += Array(String(escapingForDisplay: shown).utf8)
     }
     return String(decoding: result + bytes[index...], as: UTF8.self)
+  }
+
+  /// The exact bytes of an argument, which is not a path and so is not
+  /// normalized as ``path(_:)`` does (a command's `src/` keeps its slash).
+  static func bytes(_ argument: String) -> [UInt8] {
+    let text = argument.utf8
+    guard let lead = marker.utf8.first, text.contains(lead),
+      let (index, _) = placeholder(in: text), index > 0, index < Int(CommandLine.argc)
+    else { return Array(text) }
+    let raw = CommandLine.unsafeArgv[index]!
+    return Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
   }
 
   /// The argument index a placeholder names, and whether the placeholder is
