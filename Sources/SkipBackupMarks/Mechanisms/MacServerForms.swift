@@ -42,22 +42,16 @@ import SkipBackupSystem
 /// so the first byte is the stream's: a stream of `01` is `01 00` on disk and
 /// counts, an empty one is `00` and does not. No other `user.DosStream.`
 /// stream counts.
-public enum MarkForm: Int, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+public enum MarkForm: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
   /// `user.` and the Mac's name: Linux, `rsync -X`, netatalk.
   case local
   /// Samba's stream, `fruit:encoding = private` (Samba's default).
   case smb
   /// Samba's stream, `fruit:encoding = native`.
-  case smbNative
+  case smbNative = "smb-native"
 
   /// The form's short name, as `mark --form` takes it.
-  public var name: String {
-    switch self {
-    case .local: "local"
-    case .smb: "smb"
-    case .smbNative: "smb-native"
-    }
-  }
+  public var name: String { rawValue }
 
   public var description: String { name }
 

@@ -37,13 +37,5 @@ struct MarkCommand: MarkingCommand {
   @OptionGroup var options: MarkingOptions<MarkCommand>
 }
 
-extension MarkForm: ExpressibleByArgument {
-  public init?(argument: String) {
-    guard let form = Self.allCases.first(where: { $0.name == argument }) else { return nil }
-    self = form
-  }
-
-  public static var allValueStrings: [String] { allCases.map(\.name) }
-
-  public var defaultValueDescription: String { name }
-}
+// Its raw value is its name, which the parser takes, lists and shows as the default.
+extension MarkForm: ExpressibleByArgument {}
