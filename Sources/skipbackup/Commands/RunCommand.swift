@@ -87,8 +87,11 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   func run() throws {
     let (rootArguments, commandArguments) = split
     let mechanisms = try tree.mechanisms(default: .all)
-    let progress = Progress(enabled: !quiet.quiet)
-    let diagnostics = Diagnostics(progress: progress)
+    let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
+      ViewVisitor(
+        mechanisms: mechanisms, reporter: Reporter(diagnostics: diagnostics, progress: progress))
+    }
+    let diagnostics = run.diagnostics
     let workingDirectory = CommandLaunch.workingDirectory()
 
     if sweep { try sweepFirst(rootArguments, diagnostics) }
@@ -101,28 +104,21 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
-    let visitors = (0..<walkThreads).map { _ in
-      ViewVisitor(
-        mechanisms: mechanisms, reporter: Reporter(diagnostics: diagnostics, progress: progress))
-    }
     for index in viewRoots.indices {
-      for visitor in visitors {
+      for visitor in run.visitors {
         visitor.rootLength = viewRoots[index].path.bytes.count
         visitor.hidden = []
       }
-      _ = walkTree(
-        root: viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem),
-        visitors: visitors)
+      run.walk(viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
-      let sorted = visitors.flatMap(\.hidden).sorted { $0.lexicographicallyPrecedes($1) }
+      let sorted = run.visitors.flatMap(\.hidden).sorted { $0.lexicographicallyPrecedes($1) }
       var hidden: [[UInt8]] = []
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
     }
-    progress.erase()
     // A directory that could not be read may hold marks: the view would not be exact.
-    if diagnostics.failures > 0 { throw ExitCode.failure }
+    try run.finish()
     // A ROOT's view is mounted before the view of a ROOT inside it.
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     viewRoots = addMountPoints(viewRoots, diagnostics)

@@ -74,8 +74,8 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
 
   func run() throws {
     let environment = SweepRules.Environment.canonical
-    let progress = Progress(enabled: !reporting.quiet && !listRules)
-    let diagnostics = Diagnostics(progress: progress)
+    // What is wrong before the walk (the rules, git) ends the run at once.
+    let diagnostics = Diagnostics()
 
     var rules = SweepRules.empty
     if !undo {
@@ -107,10 +107,12 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       rootPaths = [FilePath(platformString: (home.map { CChar(bitPattern: $0) } + [0]))]
     }
 
-    let run = SweepRun(
+    let sweep = SweepRun(
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
-      verbose: reporting.verbose, format: format, git: git, diagnostics: diagnostics)
-    let visitors = (0..<walkThreads).map { _ in SweepVisitor(run: run, progress: progress) }
+      verbose: reporting.verbose, format: format, git: git)
+    let run = WalkRun(showsProgress: !reporting.quiet) { diagnostics, progress in
+      SweepVisitor(run: sweep, reporter: Reporter(diagnostics: diagnostics, progress: progress))
+    }
     // A ROOT (or $HOME) that is a link to a directory is what the user means
     // to sweep: followed, as du -D and find -H do; nothing below it is.
     let options = TreeWalkOptions(
@@ -120,40 +122,43 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       guard let canonical = canonicalPath(walked) else {
         do throws(SkipBackupError) {
           _ = try FileItem(path: root, followSymbolicLinks: false).status()
-          diagnostics.report("\(root.escapedDescription): cannot be resolved to a canonical path")
+          run.diagnostics.report(
+            "\(root.escapedDescription): cannot be resolved to a canonical path")
         } catch {
-          diagnostics.report(error, after: visitors[0].output)
+          run.diagnostics.report(error)
         }
         continue
       }
       if !undo {
-        do throws(SkipBackupError) {
+        switch run.placement(of: root, sweep.reader.mechanisms) {
+        case .unmarked: break
+        case .below(let above):
           // Below a marked directory, everything is excluded already.
-          if let above = try run.reader.mechanisms.markedAncestor(of: root) {
-            if reporting.verbose {
-              diagnostics.note(
-                "\(root.escapedDescription): not swept: \(above.escapedDescription) above it is excluded"
-              )
-            }
-            continue
+          if reporting.verbose {
+            run.diagnostics.note(
+              "\(root.escapedDescription): not swept: \(above.escapedDescription) above it is excluded"
+            )
           }
-        } catch {
-          diagnostics.report(error, after: visitors[0].output)
           continue
+        case .unreadable: continue
         }
       }
       let sweepRoot = SweepRoot(
         walked: walked, canonical: canonical, table: table,
         insideWorkTree: git != nil && GitIgnored.isInsideWorkTree(canonical))
-      for visitor in visitors { visitor.root = sweepRoot }
-      let counts = walkTree(root: root, options: options, visitors: visitors)
-      visitors[0].counts.vanished += counts.vanished
+      for visitor in run.visitors { visitor.root = sweepRoot }
+      run.walk(root, options: options)
     }
-    for visitor in visitors { visitor.output.flush() }
-    progress.erase()
-    let total = visitors.reduce(MarkingCounts()) { $0 + $1.counts }
+    try run.finish {
+      var total = run.visitors.reduce(MarkingCounts()) { $0 + $1.counts }
+      total.vanished += run.vanished
+      summarize(total, output: run.visitors[0].output, diagnostics: run.diagnostics)
+    }
+  }
+
+  /// The total line of a text report, and -v's summary.
+  private func summarize(_ total: MarkingCounts, output: Output, diagnostics: Diagnostics) {
     if dryRun && format == .text {
-      let output = visitors[0].output
       let what = undo ? "would take back" : "would exclude"
       var summary = "total: \(what) \(total.marked + (undo ? total.cleared : 0)) "
       summary += (total.marked + (undo ? total.cleared : 0)) == 1 ? "item" : "items"
@@ -163,7 +168,6 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       }
       summary += "; nothing was changed\n"
       output.write(summary)
-      output.flush()
     } else if format == .text && total.marked + total.cleared > 0 {
       // A run that changed something says how much, as a dry run does (it
       // printed no total without -v); one that changed nothing stays silent.
@@ -171,10 +175,9 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
       var summary = "total: \(undo ? "took back" : "excluded") \(changed) "
       summary += changed == 1 ? "item" : "items"
       if !undo { summary += ", included \(total.cleared)" }
-      let output = visitors[0].output
       output.write(summary + "\n")
-      output.flush()
     }
+    output.flush()
     if reporting.verbose {
       let parts =
         undo
@@ -193,7 +196,6 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
         trailer: undo
           ? [] : ["newly kept out \(total.bytes) bytes (\(humanSize(total.bytes)))"])
     }
-    if diagnostics.failures > 0 { throw ExitCode.failure }
   }
 
   /// The built-in rules and the rules file's; a file that cannot be read

@@ -23,11 +23,10 @@ final class SweepRun: Sendable {
   let verbose: Bool
   let format: OutputFormat
   let git: GitIgnored?
-  let diagnostics: Diagnostics
 
   init(
     mode: Mode, table: RuleTable, mechanisms: MechanismSet, dryRun: Bool, verbose: Bool,
-    format: OutputFormat, git: GitIgnored?, diagnostics: Diagnostics
+    format: OutputFormat, git: GitIgnored?
   ) {
     self.mode = mode
     self.table = table
@@ -38,7 +37,6 @@ final class SweepRun: Sendable {
     self.verbose = verbose
     self.format = format
     self.git = git
-    self.diagnostics = diagnostics
   }
 
   /// Sizes are worked out (a walk of what is marked) only when shown.
@@ -129,11 +127,11 @@ final class SweepVisitor: ReportingVisitor {
     var gitUnanswered = false
   }
 
-  init(run: SweepRun, progress: Progress) {
+  init(run: SweepRun, reporter: Reporter) {
     self.run = run
     self.table = run.table
     self.reader = run.reader
-    self.reporter = Reporter(diagnostics: run.diagnostics, progress: progress)
+    self.reporter = reporter
     self.output = reporter.output
   }
 
