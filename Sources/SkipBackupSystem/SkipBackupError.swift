@@ -158,6 +158,15 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     errno == .tooManySymbolicLinkLevels && call == .openat
   }
 
+  /// Whether the kernel refused (`EPERM`) what a look right after found to
+  /// be a plain file or directory, neither immutable nor append-only: the
+  /// name held a symbolic link or special file at the call, and the item
+  /// again by the look (a swap under way; scripts/torture's sweepswap
+  /// rounds meet it about once in 50).
+  public var isRefusedForAMomentaryType: Bool {
+    errno == .notPermitted && finding == .neitherImmutableNorAppendOnly
+  }
+
   /// Whether the kernel refused because the item is a symbolic link, a
   /// device, a FIFO or a socket: Linux keeps user attributes on none of them.
   public var isRefusedForFileType: Bool {
