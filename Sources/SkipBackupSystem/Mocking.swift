@@ -161,3 +161,19 @@ internal func mocked<I: FixedWidthInteger>(_ call: SystemCall, _ body: () -> I) 
   #endif
   return body()
 }
+
+/// ``mocked(_:_:)`` for a call that returns a pointer and `NULL` on failure
+/// (`realpath`, `getcwd`): under a driver that forces an errno, `nil` with
+/// that errno set.
+@inline(__always)
+internal func mocked<P>(
+  _ call: SystemCall, _ body: () -> UnsafeMutablePointer<P>?
+) -> UnsafeMutablePointer<P>? {
+  #if ENABLE_MOCKING
+    if let forced = mockedErrno(call) {
+      Glibc.errno = forced.rawValue
+      return nil
+    }
+  #endif
+  return body()
+}

@@ -231,13 +231,7 @@ package func system_unlinkat(_ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flag
 package func system_realpath(
   _ path: UnsafePointer<CChar>, _ resolved: UnsafeMutablePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-  #if ENABLE_MOCKING
-    if let forced = mockedErrno(.realpath) {
-      Glibc.errno = forced.rawValue
-      return nil
-    }
-  #endif
-  return realpath(path, resolved)
+  mocked(.realpath) { realpath(path, resolved) }
 }
 
 /// The corresponding C function is `readlinkat(2)`.
@@ -310,13 +304,7 @@ package func system_getenv(_ name: UnsafePointer<CChar>) -> UnsafeMutablePointer
 /// The corresponding C function is `getcwd(3)`, which allocates the result
 /// when given no buffer; the caller frees it.
 package func system_getcwd() -> UnsafeMutablePointer<CChar>? {
-  #if ENABLE_MOCKING
-    if let forced = mockedErrno(.getcwd) {
-      Glibc.errno = forced.rawValue
-      return nil
-    }
-  #endif
-  return getcwd(nil, 0)
+  mocked(.getcwd) { getcwd(nil, 0) }
 }
 
 // MARK: - Terminal and time
