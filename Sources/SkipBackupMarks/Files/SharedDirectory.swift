@@ -51,6 +51,28 @@ package enum SharedDirectory {
     return Check(shared: true, trustedLink: item.st_mode & S_IFMT == S_IFLNK)
   }
 
+  /// ``refuseForeign(_:in:path:)`` for the file `descriptor` just opened at
+  /// `path`: the open's own file, so that one swapped in between ``check(_:)``
+  /// and the open (another user's, in a sticky directory) is refused before
+  /// anything is written to it.
+  ///
+  /// The corresponding C functions are `fstat(2)` and `fstatat(2)`.
+  package static func refuseForeign(
+    opened descriptor: CInt, at path: FilePath
+  ) throws(SkipBackupError) {
+    let parent = path.removingLastComponent().isEmpty ? "." : path.removingLastComponent()
+    var directory = stat()
+    var item = stat()
+    if case .failure(let errno) = valueOrErrno({ system_fstat(descriptor, &item) }) {
+      throw SkipBackupError(.fstat, errno, path: path)
+    }
+    let looked = parent.withCString { pointer in
+      valueOrErrno { system_fstatat(CXATTR_AT_FDCWD, pointer, &directory, 0) }
+    }
+    if case .failure(let errno) = looked { throw SkipBackupError(.fstatat, errno, path: parent) }
+    try refuseForeign(item, in: directory, path: path)
+  }
+
   /// Refuses `item` of the directory `directory` (both as `fstat` gives
   /// them) when the directory is shared and the item is neither this
   /// user's nor the directory owner's.

@@ -191,6 +191,14 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
     let noFollow = shared.shared && !shared.trustedLink ? O_NOFOLLOW : 0
     switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | noFollow) {
     case .success(let descriptor):
+      guard shared.shared else { return .inPlace(descriptor) }
+      do {
+        try SharedDirectory.refuseForeign(opened: descriptor, at: path)
+      } catch {
+        _ = OutputDescriptor.close(descriptor)
+        diagnostics.report(error)
+        throw ExitCode.failure
+      }
       return .inPlace(descriptor)
     case .failure(let errno):
       let reason = errno.description.lowercased()

@@ -136,7 +136,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       try ToolState(roots: viewRoots)?.pass()
       let layer = try WhiteoutLayer()
       let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
-        try layer.build(root, index: index)
+        try layer.build(root, index: index, real: reals[index])
       }
       for (index, root) in viewRoots.enumerated() {
         do throws(SkipBackupError) {

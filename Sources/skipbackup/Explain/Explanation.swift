@@ -137,7 +137,7 @@ struct Explanation {
       "  marks: " + (marks.isEmpty ? "none" : marks.names.joined(separator: ", ")) + "\n")
     if let inheritedFrom, let inheritedMarks {
       output.write("  inherited from: ")
-      output.write(inheritedFrom)
+      output.writeName(inheritedFrom)
       output.write(" (" + inheritedMarks.names.joined(separator: ", ") + ")\n")
     }
     if let rule { output.write("  sweep rule: \(rule)\n") }

@@ -46,7 +46,7 @@ struct WhiteoutLayer: ~Copyable {
   /// directories (the root's own too) the real directory's metadata, which
   /// overlayfs shows for a directory present in both layers. Returns the
   /// part's directory, open for the overlay's `lowerdir`.
-  func build(_ root: ViewRoot, index: Int) throws(SkipBackupError) -> CInt {
+  func build(_ root: ViewRoot, index: Int, real: CInt) throws(SkipBackupError) -> CInt {
     let name = FilePath("\(index)")
     try check(.mkdirat, root.path) { name.withCString { system_mkdirat(descriptor, $0, 0o700) } }
     let part = try check(.openat, root.path) {
@@ -72,7 +72,7 @@ struct WhiteoutLayer: ~Copyable {
     }
     // After every whiteout is made, so that no later entry changes a copied time.
     for directory in merged {
-      try copyMetadata(root, directory, layer: part)
+      try copyMetadata(root, directory, layer: part, real: real)
     }
     return part
   }
@@ -89,11 +89,38 @@ struct WhiteoutLayer: ~Copyable {
 
   /// Gives the layer's `directory` the real one's owner, mode, extended
   /// attributes (ACLs among them) and times.
-  private func copyMetadata(_ root: ViewRoot, _ directory: [UInt8], layer: CInt)
+  ///
+  /// The real directory is reached from the real ROOT (`real`, opened before
+  /// anything was mounted) one name at a time, no link followed: a directory
+  /// on the way replaced by a link since the walk is refused, never
+  /// followed out of the tree.
+  private func copyMetadata(
+    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, real rootDescriptor: CInt
+  )
     throws(SkipBackupError)
   {
     let realPath = root.path.appending(bytes: directory)
-    let real = FileItem(path: realPath, followSymbolicLinks: false)
+    let names = directory.split(separator: UInt8(ascii: "/"))
+    var parent = rootDescriptor
+    defer { if parent != rootDescriptor { _ = system_close(parent) } }
+    for name in names.dropLast() {
+      let cString = name.map { CChar(bitPattern: $0) } + [0]
+      let opened = try check(.openat, realPath) {
+        cString.withUnsafeBufferPointer {
+          system_openat(
+            parent, $0.baseAddress!,
+            MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+        }
+      }
+      if parent != rootDescriptor { _ = system_close(parent) }
+      parent = opened
+    }
+    let real =
+      names.last.map {
+        FileItem(
+          name: FilePath(bytes: Array($0)), in: FileDescriptor(rawValue: parent),
+          displayPath: realPath)
+      } ?? FileItem(path: realPath, followSymbolicLinks: false)
     let status = try real.status()
     guard status.st_mode & S_IFMT == S_IFDIR else {
       // Replaced since the walk: the view would not be what the walk saw.

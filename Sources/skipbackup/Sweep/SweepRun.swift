@@ -469,7 +469,9 @@ final class SweepVisitor: ReportingVisitor {
         output.write(reason)
       } else {
         output.write("rule ")
-        output.write(rule)
+        // A rule's name is a rules-file word or a path rule's path: bytes
+        // from the user, escaped on a terminal as the path before it is.
+        output.writeName(rule)
       }
       output.write(")")
       if let size, run.dryRun {
