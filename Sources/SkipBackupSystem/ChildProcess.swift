@@ -20,7 +20,7 @@ package struct ProgramResult: Sendable {
 ///
 /// The corresponding C function is `access(2)`.
 package func findProgram(_ name: String) -> FilePath? {
-  guard let variable = getenv("PATH") else { return nil }
+  guard let variable = system_getenv("PATH") else { return nil }
   let path = String(cString: variable)
   for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
     let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
@@ -100,7 +100,7 @@ package func runProgram(
     ]
     let ready = system_poll(&fds, 2, -1)
     if ready < 0 {
-      if errno == EINTR { continue }
+      if Errno.current == .interrupted { continue }
       break
     }
     for index in 0..<2 where open[index] && fds[index].revents != 0 {
@@ -113,14 +113,14 @@ package func runProgram(
         } else {
           result.errorOutput += buffer[..<count]
         }
-      } else if count == 0 || errno != EINTR {
+      } else if count == 0 || Errno.current != .interrupted {
         open[index] = false
       }
     }
   }
   var status: CInt = 0
   while system_waitpid(pid, &status, 0) < 0 {
-    if errno != EINTR { throw failure(.waitpid) }
+    if Errno.current != .interrupted { throw failure(.waitpid) }
   }
   // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
   if status & 0x7F == 0 {

@@ -106,7 +106,7 @@ import SystemPackage
     /// (no user namespaces, an overlay that refuses its layer), which a
     /// test cannot make the kernel give.
     package static func installFromEnvironment() {
-      guard let value = getenv("SKIPBACKUP_FORCE_ERRNO") else { return }
+      guard let value = system_getenv("SKIPBACKUP_FORCE_ERRNO") else { return }
       let driver = MockingDriver()
       let names: [String: Errno] = [
         "EPERM": .notPermitted, "EINVAL": .invalidArgument, "ENOSPC": .noSpace,

@@ -543,14 +543,9 @@ package func system_execvp(
   mocked(.execvp) { execvp(file, arguments) }
 }
 
-/// The corresponding C function is `getuid(2)`.
-package func system_getuid() -> uid_t {
-  getuid()
-}
-
-/// The corresponding C function is `getgid(2)`.
-package func system_getgid() -> gid_t {
-  getgid()
+/// The corresponding C function is `getegid(2)`.
+package func system_getegid() -> gid_t {
+  getegid()
 }
 
 /// The corresponding C function is `dup(2)`.

@@ -20,7 +20,9 @@ enum MountNamespace {
     case user(uid: uid_t, gid: gid_t)
 
     static var current: Privilege {
-      system_geteuid() == 0 ? .root : .user(uid: system_geteuid(), gid: system_getgid())
+      // The effective IDs: an unprivileged gid_map may map only the caller's own.
+      let user = system_geteuid()
+      return user == 0 ? .root : .user(uid: user, gid: system_getegid())
     }
   }
 
