@@ -292,11 +292,11 @@ struct BrowseScreen {
       status = text
     } else if let message {
       var text = ScreenText(" ")
-      text.append(name: Array(message.utf8), utf8: utf8)
+      text.append(name: Array(message.utf8), utf8: utf8, escaped: true)
       status = text
     } else if let node = currentRow, let problem = tree.problems[node] {
       var text = ScreenText(" ")
-      text.append(name: Array(problem.utf8), utf8: utf8)
+      text.append(name: Array(problem.utf8), utf8: utf8, escaped: true)
       status = text
     } else {
       let sort: String

@@ -29,7 +29,11 @@ struct ScreenText {
   }
 
   /// A name or path from the filesystem, escaped.
-  mutating func append(name: some Collection<UInt8>, utf8: Bool) {
+  ///
+  /// `escaped`: the text is a message whose names are escaped already
+  /// (`String(escapingForDisplay:)`), so its backslashes are its own and stay
+  /// single; what is still escaped here is only what the terminal cannot show.
+  mutating func append(name: some Collection<UInt8>, utf8: Bool, escaped: Bool = false) {
     let bytes = Array(name)
     var index = 0
     while index < bytes.count {
@@ -50,7 +54,7 @@ struct ScreenText {
       case 0x0B: appendEscape("\\v")
       case 0x0C: appendEscape("\\f")
       case 0x0D: appendEscape("\\r")
-      case 0x5C: appendEscape("\\\\")
+      case 0x5C: appendEscape(escaped ? "\\" : "\\\\")
       case 0x20..<0x7F:
         self.bytes.append(byte)
         columns += 1
