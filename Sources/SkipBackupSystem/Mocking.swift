@@ -96,8 +96,8 @@ import SystemPackage
   }
 
   extension MockingDriver {
-    /// Installs, for the rest of the process, a driver on the calling
-    /// thread that forces what `SKIPBACKUP_FORCE_ERRNO` names: a comma-
+    /// Installs, for the rest of the process and on every thread, a driver
+    /// that forces what `SKIPBACKUP_FORCE_ERRNO` names: a comma-
     /// separated list of `CALL:ERRNO[:FROM[:TIMES]]`, ERRNO a number or one
     /// of the names below, failing from the FROMth call on (1 when not
     /// given), TIMES times (every time when not given), as
@@ -105,24 +105,57 @@ import SystemPackage
     /// how the tests of the tool reach the kernel's refusals of `run`
     /// (no user namespaces, an overlay that refuses its layer), which a
     /// test cannot make the kernel give.
+    /// A malformed entry stops the process: a test whose forced error or
+    /// race was never installed must not pass.
     package static func installFromEnvironment() {
-      guard let value = system_getenv("SKIPBACKUP_FORCE_ERRNO") else { return }
+      let forced = system_getenv("SKIPBACKUP_FORCE_ERRNO").map { String(cString: $0) }
+      let races = system_getenv("SKIPBACKUP_RACE").map { String(cString: $0) }
+      guard forced != nil || races != nil else { return }
       let driver = MockingDriver()
       let names: [String: Errno] = [
         "EPERM": .notPermitted, "EINVAL": .invalidArgument, "ENOSPC": .noSpace,
         "ENOSYS": .noFunction, "EOPNOTSUPP": .notSupported, "EACCES": .permissionDenied,
         "ENODEV": .operationNotSupportedByDevice, "ENOENT": .noSuchFileOrDirectory,
+        "EIO": .ioError, "ELOOP": .tooManySymbolicLinkLevels,
       ]
-      for item in String(cString: value).split(separator: ",") {
+      for item in (forced ?? "").split(separator: ",") {
         let parts = item.split(separator: ":")
-        guard parts.count >= 2, let call = SystemCall(rawValue: String(parts[0])),
-          let errno = names[String(parts[1])] ?? Int32(parts[1]).map(Errno.init(rawValue:))
-        else { continue }
-        let from = parts.count > 2 ? Int(parts[2]) ?? 1 : 1
-        let times = parts.count > 3 ? Int(parts[3]) : nil
+        guard parts.count >= 2, parts.count <= 4, let call = SystemCall(rawValue: String(parts[0])),
+          let errno = names[String(parts[1])] ?? Int32(parts[1]).map(Errno.init(rawValue:)),
+          let from = parts.count > 2 ? Int(parts[2]) : 1,
+          let times = parts.count > 3 ? Int(parts[3]) : Optional<Int?>.some(nil)
+        else { fatalError("SKIPBACKUP_FORCE_ERRNO: cannot read '\(item)'") }
         driver.perform(before: call, number: from) { driver.force(errno, on: call, times: times) }
       }
-      pthread_setspecific(mockingKey, Unmanaged.passRetained(driver).toOpaque())
+      if let races { driver.performRaces(races) }
+      processDriver = driver
+    }
+
+    /// Runs what `SKIPBACKUP_RACE` names: a comma-separated list of
+    /// `CALL:NUMBER:PROGRAM`, each PROGRAM run (with this process's `PATH`
+    /// and nothing else of its environment) just before the NUMBERth call
+    /// of CALL, and waited for. A test's racing process at one exact point:
+    /// a person's `mark` between the sweep's record and its marks, a link
+    /// swapped in between the listing and the write, which a timed race hits
+    /// a few times in 100,000 (issue 24, 8 and 10). A PROGRAM that fails
+    /// stops the run, so that a race that did not happen cannot pass.
+    fileprivate func performRaces(_ value: String) {
+      let path = system_getenv("PATH").map { "PATH=" + String(cString: $0) } ?? "PATH=/usr/bin:/bin"
+      for item in value.split(separator: ",") {
+        let parts = item.split(separator: ":", maxSplits: 2)
+        guard parts.count == 3, let call = SystemCall(rawValue: String(parts[0])),
+          let number = Int(parts[1])
+        else { fatalError("SKIPBACKUP_RACE: cannot read '\(item)'") }
+        let program = FilePath(String(parts[2]))
+        perform(before: call, number: number) {
+          let result = try? runProgram(program, arguments: [], environment: [Array(path.utf8)])
+          guard let result, result.status == 0 else {
+            fatalError(
+              "SKIPBACKUP_RACE: \(program) failed: \(result.map { String(decoding: $0.errorOutput, as: UTF8.self) } ?? "not started")"
+            )
+          }
+        }
+      }
     }
   }
 
@@ -132,10 +165,35 @@ import SystemPackage
     return key
   }()
 
-  /// The errno forced on `call` by the current thread's driver, if any.
+  /// The driver `SKIPBACKUP_FORCE_ERRNO` or `SKIPBACKUP_RACE` installed,
+  /// which every thread asks: a sweep marks from the walk's helper threads
+  /// too. Set once at start-up, before any thread is started.
+  nonisolated(unsafe) private var processDriver: MockingDriver?
+
+  /// Serialises the threads' calls through ``processDriver``, a race's
+  /// program included, so that the walk's other threads wait while it
+  /// runs. Recursive, because that program is started through the
+  /// `system_*` wrappers, which ask the driver again. Raw `pthread_mutex_*`
+  /// calls: their wrappers would ask the driver too.
+  nonisolated(unsafe) private let processDriverLock: UnsafeMutablePointer<pthread_mutex_t> = {
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, CInt(PTHREAD_MUTEX_RECURSIVE))
+    precondition(pthread_mutex_init(mutex, &attributes) == 0)
+    pthread_mutexattr_destroy(&attributes)
+    return mutex
+  }()
+
+  /// The errno forced on `call` by the current thread's driver, or else
+  /// the process's, if any.
   @inline(__always)
   internal func mockedErrno(_ call: SystemCall) -> Errno? {
-    MockingDriver.current?.intercept(call)
+    if let driver = MockingDriver.current { return driver.intercept(call) }
+    guard let driver = processDriver else { return nil }
+    pthread_mutex_lock(processDriverLock)
+    defer { pthread_mutex_unlock(processDriverLock) }
+    return driver.intercept(call)
   }
 #endif
 
