@@ -10,7 +10,7 @@ import SystemPackage
 /// NUL-terminated: the one place that calls `realpath(3)`.
 package func resolvingPath(_ path: UnsafePointer<CChar>) -> Result<[CChar], Errno> {
   guard let resolved = system_realpath(path, nil) else { return .failure(.current) }
-  defer { free(resolved) }
+  defer { system_free(resolved) }
   return .success(Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved) + 1)))
 }
 
@@ -22,4 +22,28 @@ package func canonicalPath(_ path: [UInt8]) -> [UInt8]? {
   }
   guard case .success(let resolved) = resolved else { return nil }
   return resolved.dropLast().map { UInt8(bitPattern: $0) }
+}
+
+/// What follows `directory/` in `path`, when `path` is strictly below
+/// `directory`, by whole components: `a/b` is below `a`, `ab` is not, and
+/// everything absolute is below `/`. `nil` for `directory` itself and for
+/// anything outside it. Paths are compared as given, not resolved.
+package func path(_ path: ArraySlice<UInt8>, below directory: some BidirectionalCollection<UInt8>)
+  -> ArraySlice<UInt8>?
+{
+  let slash = UInt8(ascii: "/")
+  let prefix = directory.last == slash ? directory.dropLast() : directory[...]
+  guard path.count > prefix.count + 1, path.starts(with: prefix),
+    path[path.startIndex + prefix.count] == slash
+  else { return nil }
+  return path[(path.startIndex + prefix.count + 1)...]
+}
+
+/// Whether `path` is `directory` or below it (``path(_:below:)``).
+package func path(
+  _ path: ArraySlice<UInt8>, isOrIsBelow directory: some BidirectionalCollection<UInt8>
+)
+  -> Bool
+{
+  path.elementsEqual(directory) || SkipBackupSystem.path(path, below: directory) != nil
 }

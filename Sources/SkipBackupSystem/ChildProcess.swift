@@ -131,8 +131,8 @@ package func runProgram(
   return result
 }
 
-/// A C string (to `free`) holding `bytes`.
-private func cStringCopy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+/// A C string holding `bytes`, to give back with ``system_free(_:)``.
+package func cStringCopy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
   (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
     system_strdup($0.baseAddress!)
   }
@@ -146,7 +146,7 @@ internal func system_strdup(_ string: UnsafePointer<CChar>) -> UnsafeMutablePoin
 }
 
 /// The corresponding C function is `free(3)`.
-internal func system_free(_ pointer: UnsafeMutableRawPointer?) {
+package func system_free(_ pointer: UnsafeMutableRawPointer?) {
   free(pointer)
 }
 

@@ -176,6 +176,20 @@ public struct ExtendedAttributes: Sendable {
     }
   }
 
+  /// Copies each attribute `skip` does not pass over to `destination`, its
+  /// value read just before it is written; one gone since the list was read
+  /// is passed over. The first failure, of the read or of the write, is
+  /// thrown as it is: the caller says what it costs (an attribute a safe
+  /// save would lose; a view that would not be exact).
+  package func copy(
+    to destination: ExtendedAttributes, skipping skip: (AttributeName) -> Bool
+  ) throws(SkipBackupError) {
+    for name in try names() where !skip(name) {
+      guard let value = try value(of: name) else { continue }
+      try destination.setValue(value, of: name)
+    }
+  }
+
   // MARK: - Reading into borrowed memory
 
   /// Calls `body` with the value of `name`, or `nil` when there is none. Small

@@ -157,23 +157,12 @@ package final class ReplacementFile {
   /// `fsetxattr`, because `attr_copy_fd(3)` cannot say which attribute it lost.
   private func copyAttributes(from source: FileItem) throws(SkipBackupError) {
     let from = ExtendedAttributes(of: source)
-    let to = ExtendedAttributes(of: item)
-    for attribute in try from.names() {
-      let action = attribute.withCString { system_attr_copy_action($0) }
-      if action == ATTR_ACTION_SKIP { continue }
-      let value: [UInt8]?
-      do {
-        value = try from.value(of: attribute)
-      } catch {
-        throw Self.notKept(error)
+    do {
+      try from.copy(to: ExtendedAttributes(of: item)) { attribute in
+        attribute.withCString { system_attr_copy_action($0) } == ATTR_ACTION_SKIP
       }
-      // Gone since the list was read: nothing to keep.
-      guard let value else { continue }
-      do {
-        try to.setValue(value, of: attribute)
-      } catch {
-        throw Self.notKept(error)
-      }
+    } catch {
+      throw Self.notKept(error)
     }
   }
 

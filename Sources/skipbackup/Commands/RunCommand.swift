@@ -120,7 +120,6 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     // A directory that could not be read may hold marks: the view would not be exact.
     try run.finish()
     // A ROOT's view is mounted before the view of a ROOT inside it.
-    viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     viewRoots = addMountPoints(viewRoots, diagnostics)
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw ExitCode.failure }
@@ -241,16 +240,12 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       return given
     }
     var roots = given
-    func relative(_ path: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
-      let prefix = root.path.bytes == [UInt8(ascii: "/")] ? [] : root.path.bytes
-      guard path.count > prefix.count + 1, path.starts(with: prefix),
-        path[prefix.count] == UInt8(ascii: "/")
-      else { return nil }
-      return path[(prefix.count + 1)...]
-    }
-    func isBelow(_ path: ArraySlice<UInt8>, _ hidden: [UInt8]) -> Bool {
-      path.starts(with: hidden)
-        && (path.count == hidden.count || path[path.startIndex + hidden.count] == UInt8(ascii: "/"))
+    // With -x no view is added, so each ROOT's device is looked up once.
+    let devices =
+      tree.oneFileSystem
+      ? roots.map { try? FileItem(path: $0.path, followSymbolicLinks: false).status().st_dev } : []
+    func relative(_ point: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
+      path(point[...], below: root.path.bytes)
     }
     var seen: Set<[UInt8]> = []
     for point in points.sorted(by: { $0.count < $1.count }) where seen.insert(point).inserted {
@@ -261,19 +256,16 @@ struct RunCommand: ParsableCommand, MountPointHelp {
           roots[$0].path.bytes.count < roots[$1].path.bytes.count
         }),
         let inside = relative(point, to: roots[owner]),
-        !roots[owner].hidden.contains(where: { isBelow(inside, $0) })
+        !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) })
       else { continue }
-      let path = FilePath(bytes: point)
-      guard let inner = try? FileItem(path: path, followSymbolicLinks: false).status(),
+      let mountPoint = FilePath(bytes: point)
+      guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status(),
         inner.st_mode & S_IFMT == S_IFDIR
       else { continue }
       if tree.oneFileSystem {
-        guard
-          let outer = try? FileItem(path: roots[owner].path, followSymbolicLinks: false).status(),
-          inner.st_dev == outer.st_dev
-        else { continue }
+        guard inner.st_dev == devices[owner] else { continue }
         diagnostics.report(
-          "\(path.escapedDescription): a directory bind-mounted from "
+          "\(mountPoint.escapedDescription): a directory bind-mounted from "
             + "\(roots[owner].path.escapedDescription)'s own filesystem, which list -x enters "
             + "and the view cannot show; give it as a ROOT of its own; nothing was run")
         continue
@@ -282,13 +274,11 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       let prefix = Array(inside)
       var mine: [[UInt8]] = []
       roots[owner].hidden.removeAll { hidden in
-        guard hidden.count > prefix.count + 1, hidden.starts(with: prefix),
-          hidden[prefix.count] == UInt8(ascii: "/")
-        else { return false }
-        mine.append(Array(hidden[(prefix.count + 1)...]))
+        guard let below = path(hidden[...], below: prefix) else { return false }
+        mine.append(Array(below))
         return true
       }
-      roots.append(ViewRoot(path: path, hidden: mine))
+      roots.append(ViewRoot(path: mountPoint, hidden: mine))
     }
     return roots
   }

@@ -15,7 +15,7 @@ enum CommandLaunch {
   /// The working directory, as bytes; `nil` when it has no path (removed).
   static func workingDirectory() -> [UInt8]? {
     guard let path = system_getcwd() else { return nil }
-    defer { free(path) }
+    defer { system_free(path) }
     return Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
   }
 
@@ -30,14 +30,9 @@ enum CommandLaunch {
   /// with the exit status a shell gives then: 127 when there is no such
   /// program, 126 when it cannot be run.
   static func exec(_ command: [[UInt8]], diagnostics: Diagnostics) -> Int32 {
-    var arguments: [UnsafeMutablePointer<CChar>?] = command.map { bytes in
-      let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-      for (index, byte) in bytes.enumerated() { copy[index] = CChar(bitPattern: byte) }
-      copy[bytes.count] = 0
-      return copy
-    }
+    var arguments = command.map(cStringCopy)
     arguments.append(nil)
-    defer { for argument in arguments { argument?.deallocate() } }
+    defer { for argument in arguments { system_free(argument) } }
     let result = valueOrErrno {
       arguments.withUnsafeBufferPointer { system_execvp($0[0]!, $0.baseAddress!) }
     }

@@ -36,10 +36,8 @@ struct ToolState {
     guard let value = system_getenv("HOME"),
       let home = canonicalPath(Array(UnsafeRawBufferPointer(start: value, count: strlen(value))))
     else { return nil }
-    func inside(_ path: [UInt8], _ root: [UInt8]) -> Bool {
-      root == [UInt8(ascii: "/")] || path == root
-        || (path.starts(with: root) && path.count > root.count
-          && path[root.count] == UInt8(ascii: "/"))
+    func inside(_ directory: [UInt8], _ root: [UInt8]) -> Bool {
+      path(directory[...], isOrIsBelow: root)
     }
     guard roots.contains(where: { inside(home, $0.path.bytes) }) else { return nil }
     var relative: [(String, [UInt8])] = []
@@ -49,7 +47,7 @@ struct ToolState {
         directory = Array(UnsafeRawBufferPointer(start: set, count: strlen(set)))
       }
       // Only a directory below HOME and inside a ROOT: elsewhere it is writable as it is.
-      guard inside(directory, home), directory != home,
+      guard path(directory[...], below: home) != nil,
         roots.contains(where: { inside(directory, $0.path.bytes) })
       else { continue }
       relative.append((variable, Array(directory[(home.count + 1)...])))

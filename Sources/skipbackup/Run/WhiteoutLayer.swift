@@ -132,19 +132,9 @@ struct WhiteoutLayer: ~Copyable {
     defer { _ = system_close(opened) }
     try check(.fchown, realPath) { system_fchown(opened, status.st_uid, status.st_gid) }
     try check(.fchmod, realPath) { system_fchmod(opened, status.st_mode & 0o7777) }
-    let from = ExtendedAttributes(of: real)
     let to = ExtendedAttributes(
       of: FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: realPath))
-    for name in try from.names() where !name.isOverlayOwn {
-      guard let value = try from.value(of: name) else { continue }
-      do {
-        try to.setValue(value, of: name)
-      } catch {
-        var error = error
-        error.path = realPath
-        throw error
-      }
-    }
+    try ExtendedAttributes(of: real).copy(to: to, skipping: \.isOverlayOwn)
     let times = [status.st_atim, status.st_mtim]
     try check(.futimens, realPath) {
       times.withUnsafeBufferPointer { system_futimens(opened, $0.baseAddress!) }
