@@ -349,6 +349,53 @@ import TestSupport
     #expect(owner.lines.dropFirst(3).first == "65534", "\(owner)")
   }
 
+  /// As an ordinary user, a directory that holds a marked item is merged
+  /// with the layer, which can carry only the user's own owner and group:
+  /// another owner's, or another group's, is refused by name before
+  /// COMMAND runs; the same directory with no mark in it is shown, with
+  /// the overflow ids. The user is uid 4321, not nobody: nobody's ids are
+  /// the overflow ids themselves, so for nobody every owner it cannot map
+  /// shows as its own, merged directories too.
+  @Test func anOrdinaryUserIsRefusedAMergedDirectoryOfAnotherOwnerOrGroup() throws {
+    let user: [Argument] = ["setpriv", "--reuid=4321", "--regid=4321", "--clear-groups", "--"]
+    for owner in ["0:4321", "4321:0"] {
+      let tree = try TemporaryDirectory()
+      let root = tree.directory("root")
+      tree.file("root/shared/keep.txt")
+      tree.file("root/shared/cache.bin")
+      try check(run(["chown", "-R", "4321:4321", Argument(tree.path)]))
+      try check(run(["chown", Argument(owner), Argument(root + "/shared")]))
+      let unmerged = run(
+        user + [
+          Argument(skipbackupPath), "run", "-q", Argument(root), "--", "stat", "-c", "%u:%g",
+          Argument(root + "/shared"),
+        ])
+      #expect(
+        unmerged.lines == ["65534:4321"] || unmerged.lines == ["4321:65534"],
+        "\(owner): \(unmerged)")
+
+      try check(skipbackup("mark", Argument(root + "/shared/cache.bin")))
+      let witness = tree.path + "/ran"
+      let refused = run(
+        user + [
+          Argument(skipbackupPath), "run", "-q", Argument(root), "--", "touch", Argument(witness),
+        ])
+      #expect(refused.status == 1, "\(owner): \(refused)")
+      #expect(
+        refused.errors.hasPrefix("skipbackup: \(root)/shared: its owner or group cannot be copied"),
+        "\(owner): \(refused)")
+      #expect(refused.errors.split(separator: "\n").count == 1, "\(owner): \(refused)")
+      #expect(access(witness, F_OK) != 0, "\(owner): COMMAND ran")
+      // The same run without the mark's directory merged: uid 4321 may
+      // create the witness, so the refusal above is not a permission's.
+      let allowed = run(user + ["touch", Argument(witness)])
+      #expect(allowed.status == 0, "\(allowed)")
+      // Root maps every owner: the same tree is shown.
+      let asRoot = skipbackup("run", "-q", Argument(root), "--", "ls", Argument(root + "/shared"))
+      #expect(asRoot.lines == ["keep.txt"], "\(owner): \(asRoot)")
+    }
+  }
+
   /// A directory the walk cannot read may hold marks: no view, no COMMAND.
   @Test func anUnreadableDirectoryStopsTheRun() throws {
     let tree = try TrickyTree()

@@ -321,7 +321,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         "\(path): its extended attribute \(error.attribute.map { "\($0)" } ?? "") cannot be copied to the view's layer: tmpfs keeps user.* attributes only from Linux 6.6 \(detail); the view would not show it, so nothing was run"
     case (.fchown, _):
       return
-        "\(path): its owner cannot be copied to the view's layer: it is not mapped in this user namespace (only root can show other owners) \(detail); nothing was run"
+        "\(path): its owner or group cannot be copied to the view's layer: only your own user and group are mapped in this user namespace (root can show every owner) \(detail); nothing was run"
     case (.chdir, _):
       return
         "\(path): the working directory is not in the view (excluded?): run COMMAND from a directory the view shows \(detail)"
