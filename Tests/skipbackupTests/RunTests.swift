@@ -558,11 +558,13 @@ import TestSupport
     #expect(result.errors.contains("bind-mounted"), "\(result)")
   }
 
-  /// HOME is ROOT and ~/.cache is marked: borg 1.2 and restic, with their
-  /// default cache, config and key locations, write their real state (it is
-  /// there after the run) and the backup holds it exactly when it would
-  /// without the view (.config yes, the marked .cache no).
+  /// HOME is ROOT and ~/.cache is marked: borg 1.2, borg 2, restic and
+  /// duplicity, with their default cache, config and key locations, write
+  /// their real state (it is there after the run, and the second run of
+  /// each finds it) and the backup holds it exactly when it would without
+  /// the view (.config yes, the marked .cache no).
   @Test func theToolsKeepTheirRealStateWhenHomeIsRoot() throws {
+    let borg2 = try borg2Path()
     let tree = try TrickyTree()
     let home = tree.root
     Make.directory(Bytes(home + "/.cache"))
@@ -587,10 +589,22 @@ import TestSupport
         "$1" run -q "$HOME" -- borg create ::first "$HOME" &&
         "$1" run -q "$HOME" -- borg create ::second "$HOME" &&
         "$1" run -q "$HOME" -- restic backup -q "$HOME" &&
-        borg list --short ::second && restic ls -q latest
+        borg list --short ::second && restic ls -q latest &&
+        export BORG_REPO="$BORG_REPO-2" && "$2" repo-create -e none &&
+        "$1" run -q "$HOME" -- "$2" create first "$HOME" &&
+        "$1" run -q "$HOME" -- "$2" create second "$HOME" &&
+        echo "borg 2:" && "$2" list --short second &&
+        dup() { duplicity --no-encryption --verbosity error "$@"; } &&
+        "$1" run -q "$HOME" -- duplicity --no-encryption --verbosity error "$HOME" "file://$3" >/dev/null &&
+        "$1" run -q "$HOME" -- duplicity --no-encryption --verbosity error "$HOME" "file://$3" >/dev/null &&
+        echo "duplicity:" && dup list-current-files "file://$3" | cut -c26- &&
+        echo "duplicity chains:" && dup collection-status "file://$3" | grep -c '^ *Full\|^ *Incremental'
       """#
     let result = run(
-      ["sh", "-c", Argument(script), "sh", Argument(skipbackupPath)], environment: environment)
+      [
+        "sh", "-c", Argument(script), "sh", Argument(skipbackupPath), Argument(borg2),
+        Argument(work + "/duplicity"),
+      ], environment: environment)
     try #require(result.status == 0, "\(result)")
     #expect(access(home + "/.cache/borg", F_OK) == 0, "borg's cache is not in the real ~/.cache")
     #expect(
@@ -599,7 +613,15 @@ import TestSupport
     let root = String(home.dropFirst())
     #expect(result.lines.contains(root + "/.config/borg"), "\(result)")
     #expect(result.lines.contains(home + "/.config/borg"), "\(result)")
-    #expect(!result.output.contains("/.cache"), "the marked cache is in a backup: \(result)")
+    #expect(access(home + "/.cache/duplicity", F_OK) == 0, "duplicity's archive is not in ~/.cache")
+    let borgTwo = result.lines.drop { $0 != "borg 2:" }.prefix { $0 != "duplicity:" }
+    #expect(borgTwo.contains(root + "/.config/borg"), "\(result)")
+    let duplicity = result.lines.drop { $0 != "duplicity:" }.prefix { $0 != "duplicity chains:" }
+    #expect(duplicity.contains(".config/borg"), "\(result)")
+    // The second run found the first's archive in the real cache: a full
+    // backup and an incremental one.
+    #expect(result.lines.last == "2", "\(result)")
+    #expect(!result.output.contains(".cache"), "the marked cache is in a backup: \(result)")
   }
 
   /// --sweep marks first, and the view leaves out what the sweep marked.
