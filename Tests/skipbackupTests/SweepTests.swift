@@ -815,12 +815,21 @@ extension CLITests {
       #expect(sweep([], home: home).status == 0)
       #expect(recordOf(modules) == "resource node_modules")
       let advice = skipbackup("explain", Argument(modules))
-      #expect(
-        advice.output.contains(
-          "borg2        backs it up; to leave it out: skipbackup sweep -m resource,xdg, "),
-        "\(advice)")
-
-      let more = sweep(["-m", "resource,xdg", "-v"], home: home)
+      let prefix = "borg2        backs it up; to leave it out: "
+      let line = try #require(advice.lines.first { $0.hasPrefix("  " + prefix) }, "\(advice)")
+      let command = try #require(
+        line.dropFirst(prefix.count + 2).components(separatedBy: ", the sweep of its directory")
+          .first)
+      #expect(command == "skipbackup sweep -m resource,xdg -- \(home)/a", "\(advice)")
+      // The advice as written, from elsewhere, with a HOME that does not
+      // hold the item: it sweeps the item's directory, not $HOME.
+      let elsewhere = tree.directory("elsewhere")
+      let tools = (skipbackupPath as NSString).deletingLastPathComponent
+      let more = run(
+        ["sh", "-c", Argument(command)], directory: elsewhere,
+        environment: [
+          "HOME": elsewhere, "XDG_CONFIG_HOME": "", "PATH": tools + ":/usr/bin:/bin",
+        ])
       #expect(more.status == 0, "\(more)")
       #expect(peerMarks(modules) == [.resource, .xdg], "\(more)")
       #expect(recordOf(modules) == "resource,xdg node_modules")

@@ -129,20 +129,26 @@ extension ToolFacts {
     target: [UInt8], targetIsDirectory: Bool, exportMarks: [String], sweptWith: [String]? = nil,
     unmarkable: String? = nil
   ) -> String {
+    // The directory that holds the target, as an argument.
+    let parent = target.lastIndex(of: UInt8(ascii: "/")).map { Array(target[..<$0]) } ?? []
+    let holder =
+      parent.isEmpty ? (target.first == UInt8(ascii: "/") ? "/" : ".") : pathArgument(parent)
     if let unmarkable {
       // `mark` on it fails, and the export reads marks: neither helps.
-      let parent = target.lastIndex(of: UInt8(ascii: "/")).map { Array(target[..<$0]) } ?? []
-      let holder = parent.isEmpty ? (target.first == UInt8(ascii: "/") ? "/" : ".") : nil
       return "\(unmarkable) keeps no marks on Linux: mark the directory that holds it ("
-        + "\(holder ?? pathArgument(parent))), or leave it out with \(name)'s own exclude option"
+        + "\(holder)), or leave it out with \(name)'s own exclude option"
     }
     switch remedy {
     case .mark(let mark) where sweptWith != nil,
       .markDirectory(let mark, _) where sweptWith != nil && targetIsDirectory:
       // `mark` would make the sweep's mark a hand mark: the sweep adds it.
+      // The sweep of the directory that holds it reaches it by the same
+      // rule; a bare `sweep` would sweep $HOME, which may not hold it.
       let mechanisms = sweptWith! + (sweptWith!.contains(mark) ? [] : [mark])
-      return "skipbackup sweep -m \(mechanisms.joined(separator: ",")), the sweep that marked it "
-        + "with \(mark) added (a mark by hand would take the item from the sweep)"
+      let root = holder.hasPrefix("-- ") ? holder : "-- " + holder
+      return "skipbackup sweep -m \(mechanisms.joined(separator: ",")) \(root), the sweep of "
+        + "its directory, adds \(mark) to the sweep's marks there (a mark by hand would take "
+        + "the item from the sweep)"
     case .mark(let mark):
       return "skipbackup mark -m \(mark) \(pathArgument(target))"
     case .markDirectory(let mark, let tool):
