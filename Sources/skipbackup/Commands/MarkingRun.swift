@@ -222,11 +222,11 @@ final class MarkingWorker: ReportingVisitor {
   ) throws(SkipBackupError) {
     let changed: Bool
     if run.dryRun {
-      let marks = try mechanisms.marks(on: item)
       let pending: MechanismSet
       if run.action == .mark && run.form != .local {
         pending = try mechanisms.isMarked(item, in: run.form) ? [] : mechanisms
       } else {
+        let marks = try mechanisms.marks(on: item)
         pending = run.action == .mark ? mechanisms.subtracting(marks) : marks
       }
       changed = !pending.isEmpty
