@@ -677,6 +677,44 @@ extension CLITests {
       #expect(!nodump())
     }
 
+    /// A tree whose `home` holds one project, `a`, with a node_modules that
+    /// the built-in rules mark; the tree is open to the user nobody.
+    private func nodeProject() throws -> TemporaryDirectory {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      return tree
+    }
+
+    /// A forged record on an item others may write does not vouch for the
+    /// attribute names beside it: a group member who plants a record and
+    /// an xdg attribute that is no mark (`true`) on the owner's
+    /// node_modules does not make the sweep say "already marked" and leave
+    /// it unmarked. Trust is decided where the state is read, so the marks
+    /// are read by their values, as on any item without a record.
+    @Test func aForgedRecordDoesNotMakeANameAMark() throws {
+      let tree = try nodeProject()
+      let home = tree.path + "/home"
+      let modules = home + "/a/node_modules"
+      #expect(run(["chgrp", "nogroup", Argument(modules)]).status == 0)
+      chmod(modules, 0o775)
+      for attribute in [
+        ["-n", "user.skipbackup.sweep.xdg:node_modules"],
+        ["-n", "user.xdg.robots.backup", "-v", "true"],
+      ] {
+        let forged = run(
+          ["setfattr"] + attribute.map { Argument($0) } + [Argument(modules)], asNobody: true)
+        #expect(forged.status == 0, "\(forged)")
+      }
+      #expect(recordOf(modules) == "xdg node_modules")
+
+      let result = sweep(["-v", home], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(markedItems(home) == ["a/node_modules"], "\(result)")
+      #expect(result.errors.contains("marked 1, cleared 0, already marked 0"), "\(result)")
+    }
+
     /// Issue 24, 6: git giving no answer (a corrupt index: exit 128) is
     /// not git no longer ignoring, and a ROOT below the work tree's top
     /// asks git there: neither takes back a mark git still wants.
@@ -714,11 +752,8 @@ extension CLITests {
     /// Issue 24, 12: a dry sweep meets what the sweep would: here nobody
     /// may not write root's node_modules, and both say so, with exit 1.
     @Test func aDrySweepReportsTheFailuresTheSweepWouldMeet() throws {
-      let tree = try TemporaryDirectory()
-      chmod(tree.path, 0o755)
-      let home = tree.directory("home")
-      tree.file("home/a/package.json")
-      tree.file("home/a/node_modules/x")
+      let tree = try nodeProject()
+      let home = tree.path + "/home"
       let dry = sweep(["-n"], home: home, asNobody: true)
       let real = sweep([], home: home, asNobody: true)
       #expect(real.status == 1, "\(real)")

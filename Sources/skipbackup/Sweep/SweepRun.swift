@@ -205,9 +205,10 @@ final class SweepVisitor: ReportingVisitor {
     } catch {
       return reporter.unreadable(error, at: entry)
     }
-    // A record on an item others may write may be forged: its marks are
-    // then as good as hand marks (docs/sweep.md, "What a record proves").
-    let hasRecord = state.hasRecord && recordIsTrusted(entry)
+    // A record on an item others may write may be forged: the state counts
+    // it as none, its marks as hand marks (docs/sweep.md, "What a record
+    // proves").
+    let hasRecord = state.hasRecord
     // Nearly every item: no rule, no record.
     if !hasRecord && candidate == nil {
       return state.marks.isEmpty ? .descend : .skipChildren
@@ -293,21 +294,11 @@ final class SweepVisitor: ReportingVisitor {
       counts.alreadyMarked += 1
       return .skipChildren
     }
-    mark(entry, rule: candidate, isDirectory: isDirectory, holdingNoRecord: !state.hasRecord)
+    // An untrusted record is still there, and the sweep's own replaces it.
+    mark(
+      entry, rule: candidate, isDirectory: isDirectory,
+      holdingNoRecord: !state.attributes.hasRecord)
     return .skipChildren
-  }
-
-  /// Whether the entry's record can only be its owner's doing (or a
-  /// privileged process's): no one else may write the item, so no one
-  /// else can have set its attributes. The group write bit is the ACL's
-  /// mask where the item has an ACL, so a named user granted write shows
-  /// there too. A group member who planted `user.skipbackup.sweep.nodump,xdg:x`
-  /// on the owner's file made the owner's `--undo` clear the owner's own
-  /// nodump flag and xdg mark (issue 24, 3). Asked only of items that have
-  /// a record (one `fstatat` each).
-  private func recordIsTrusted(_ entry: borrowing TreeEntry) -> Bool {
-    guard let status = try? entry.item.status() else { return false }
-    return status.st_mode & (S_IWGRP | S_IWOTH) == 0
   }
 
   /// The path rule, or else the gitignore rule, that names the entry
@@ -432,7 +423,7 @@ final class SweepVisitor: ReportingVisitor {
       return failed(entry, error) ? .skipChildren : .descend
     }
     guard let record else { return .descend }
-    guard recordIsTrusted(entry) else {
+    guard SweepStateReader.recordIsTrusted(on: entry.item) else {
       counts.skipped += 1
       report(
         entry.pathBytes, excluded: true, marks: record.mechanisms, rule: record.rule,
