@@ -371,14 +371,9 @@ final class SweepVisitor: ReportingVisitor {
       counts.vanished += 1
       return true
     }
-    // A symbolic link (or special file) swapped in since the directory was
-    // listed, or there at the call and gone again by the look that explains
-    // the refusal: skipped and counted, as mark -R does, not an error (issue
-    // 24, 10: 8 runs in 1,000 under scripts/torture's swaps). The next sweep
-    // marks what is a directory again.
-    if entry.depth > 0
-      && (error.isRefusedForFileType || error.isLinkNotFollowed || error.isRefusedForAMomentaryType)
-    {
+    // Swapped in during the walk: skipped and counted, as mark -R does, not
+    // an error. The next sweep marks what is a directory again.
+    if entry.depth > 0 && error.isSwappedInDuringWalk {
       counts.skipped += 1
       return true
     }
