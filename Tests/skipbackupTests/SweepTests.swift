@@ -715,6 +715,34 @@ extension CLITests {
       #expect(result.errors.contains("marked 1, cleared 0, already marked 0"), "\(result)")
     }
 
+    /// An item gone when the sweep writes or removes its marks goes the way
+    /// of every vanished entry of a walk (`Reporter.unreadable`). `--undo`
+    /// looks it up again at the walk's end and takes its marks back if it
+    /// is there again (renamed away and back); a sweep, whose walk keeps
+    /// whole listings for the rules, counts it vanished at once, as it did.
+    /// The debug build's forced `ENOENT` on the first call stands for that
+    /// moment.
+    @Test func anItemGoneWhenItIsMarkedOrClearedIsTheWalksVanishedEntry() throws {
+      let tree = try nodeProject()
+      let home = tree.path + "/home"
+      let swept = sweep(
+        ["-v", home], home: home, environment: ["SKIPBACKUP_FORCE_ERRNO": "setxattrat:ENOENT:1:1"])
+      #expect(swept.status == 0, "\(swept)")
+      #expect(markedItems(home).isEmpty, "\(swept)")
+      #expect(swept.errors.contains("marked 0, cleared 0"), "\(swept)")
+      #expect(swept.errors.contains("vanished 1"), "\(swept)")
+
+      #expect(sweep([home], home: home).status == 0)
+      #expect(markedItems(home) == ["a/node_modules"])
+      let undone = sweep(
+        ["--undo", "-v", home], home: home,
+        environment: ["SKIPBACKUP_FORCE_ERRNO": "removexattrat:ENOENT:1:1"])
+      #expect(undone.status == 0, "\(undone)")
+      #expect(markedItems(home).isEmpty, "\(undone)")
+      #expect(recordOf(home + "/a/node_modules") == nil, "\(undone)")
+      #expect(!undone.errors.contains("vanished"), "\(undone)")
+    }
+
     /// Issue 24, 6: git giving no answer (a corrupt index: exit 128) is
     /// not git no longer ignoring, and a ROOT below the work tree's top
     /// asks git there: neither takes back a mark git still wants.
