@@ -12,13 +12,10 @@ package struct SweepItemState {
   package var marks: MechanismSet = []
   /// The listing of the item's names the state was read from. Its record
   /// is there whether or not it is trusted: ask ``hasRecord`` and ``record``.
-  package var attributes: ItemAttributes
+  package let attributes: ItemAttributes
   /// Whether a sweep's record is there, in a name or in a value, on an item
-  /// no one but its owner may write (``SweepStateReader/recordIsTrusted(on:)``).
-  /// Stored, not computed: it is asked of every item of a sweep, and
-  /// computed across the module boundary (even `@inlinable`) a repeat
-  /// sweep of mkhome.py's home ran 55.5M user instructions under callgrind
-  /// against 54.2M stored.
+  /// no one but its owner may write (``SweepStateReader/recordIsTrusted(on:)``):
+  /// the one answer every use of the state sees, decided when it is read.
   package var hasRecord = false
 
   /// The trusted record, when a name holds it; `nil` with ``hasRecord``
