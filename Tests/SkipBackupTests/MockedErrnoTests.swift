@@ -55,6 +55,23 @@ import TestSupport
       }
     }
 
+    /// A dry run's check asks once per item whether this user may write its
+    /// user attributes: the attribute members' probes were one identical
+    /// `removexattr` each. A refusal is still thrown, as the first member's.
+    @Test func aCheckProbesTheAttributeMechanismsOnce() throws {
+      defer { try? directory.close() }
+      let members = MechanismSet([.legacy, .resource, .xdg])
+      try MockingDriver.withMocking { driver throws in
+        try members.check(item)
+        #expect(driver.calls[.removexattrat] == 1)
+      }
+      MockingDriver.withMocking { driver in
+        driver.force(.permissionDenied, on: .removexattrat)
+        #expect(throws: SkipBackupError.self) { try members.check(item) }
+        #expect(driver.calls[.removexattrat] == 1)
+      }
+    }
+
     /// A Mac's marks as a Linux Samba server keeps them (MacServerForms.swift)
     /// come from the same listing: an item without those names costs what
     /// it did (one `listxattrat`, no value), the resource stream no value

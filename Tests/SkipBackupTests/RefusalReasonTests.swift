@@ -85,6 +85,35 @@ extension ErrorTests {
         == true, "\(own)")
   }
 
+  /// What a walk met swapped in since its directory was listed is one
+  /// question, asked by `mark -R` and `sweep` alike: they skip and count
+  /// the same refusals, and report the rest (an immutable file, another
+  /// tool's CACHEDIR.TAG, an item gone, which is counted as vanished).
+  @Test func whatWasSwappedInDuringAWalkIsOneQuestion() {
+    let path = FilePath("/x")
+    var momentary = SkipBackupError(.setxattrat, .notPermitted, path: path, fileType: .directory)
+    momentary.finding = .neitherImmutableNorAppendOnly
+    let swapped = [
+      SkipBackupError(.setxattrat, .notPermitted, path: path, fileType: .symbolicLink),
+      SkipBackupError(.lsetxattr, .notPermitted, path: path, fileType: .fifo),
+      momentary,
+      SkipBackupError(.openat, .tooManySymbolicLinkLevels, path: path),
+      SkipBackupError(refusing: .inodeFlagsNeedFileOrDirectory, path: path, fileType: .socket),
+      SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: path),
+    ]
+    for error in swapped { #expect(error.isSwappedInDuringWalk, "\(error)") }
+    var immutable = SkipBackupError(.setxattrat, .notPermitted, path: path, fileType: .regular)
+    immutable.finding = .immutable
+    let reported = [
+      immutable,
+      SkipBackupError(.setxattrat, .permissionDenied, path: path, fileType: .directory),
+      SkipBackupError(.setxattrat, .noSuchFileOrDirectory, path: path),
+      SkipBackupError(refusing: .foreignCacheDirectoryTag, path: path),
+      SkipBackupError(refusing: .symbolicLinkNotFollowed, path: path),
+    ]
+    for error in reported { #expect(!error.isSwappedInDuringWalk, "\(error)") }
+  }
+
   #if ENABLE_MOCKING
     /// The race of item 7, made exact: a symbolic link is swapped in just
     /// before the set (the kernel answers `EPERM`), and the directory is
@@ -114,6 +143,7 @@ extension ErrorTests {
       #expect(error.cause == .failed(.setxattrat, .notPermitted))
       #expect(error.fileType == .directory)
       #expect(error.finding == .neitherImmutableNorAppendOnly)
+      #expect(error.isSwappedInDuringWalk)
       #expect(!error.description.contains("immutable or append-only"))
       #expect(error.description.contains("neither immutable nor append-only"))
       #expect(error.description.contains("symbolic link or special file"))
@@ -140,6 +170,7 @@ extension ErrorTests {
       }
       #expect(error.fileType == .symbolicLink)
       #expect(error.isRefusedForFileType)
+      #expect(error.isSwappedInDuringWalk)
       #expect(error.reason == "Linux keeps no user extended attributes on symbolic links")
     }
   #endif

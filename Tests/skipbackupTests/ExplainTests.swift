@@ -169,6 +169,26 @@ extension CLITests {
       #expect(text.output.contains("  borg2        skips it\n"), "\(text)")
     }
 
+    /// A swept item's own record is read once, for its rule and for the
+    /// mechanisms advice adds to: the item's names are listed for its marks
+    /// and once more for the record, as strace counts the calls.
+    @Test func aSweptItemsRecordIsReadOnce() throws {
+      let tree = try TemporaryDirectory()
+      let swept = tree.directory("swept")
+      setfattr(swept, PeerMark.xdg)
+      setfattr(swept, "user.skipbackup.sweep.xdg:caches", hex: "")
+      let log = tree.path + "/strace.log"
+      let traced = run([
+        "strace", "-f", "-o", Argument(log), "-e", "trace=listxattr,llistxattr",
+        Argument(skipbackupPath), "explain", Argument(swept),
+      ])
+      #expect(traced.status == 0, "\(traced)")
+      #expect(traced.output.contains("sweep rule: caches"), "\(traced)")
+      let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        .filter { $0.contains("listxattr(\"\(swept)\"") }
+      #expect(calls.count == 2, "\(calls)")
+    }
+
     /// What `needs` says to do for borg 2 and borg 1.2, done, makes the tool
     /// skip the item.
     @Test func doingWhatNeedsSaysMakesBorgSkipTheItem() throws {

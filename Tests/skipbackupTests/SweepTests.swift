@@ -677,6 +677,72 @@ extension CLITests {
       #expect(!nodump())
     }
 
+    /// A tree whose `home` holds one project, `a`, with a node_modules that
+    /// the built-in rules mark; the tree is open to the user nobody.
+    private func nodeProject() throws -> TemporaryDirectory {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      tree.file("home/a/package.json")
+      tree.file("home/a/node_modules/x")
+      return tree
+    }
+
+    /// A forged record on an item others may write does not vouch for the
+    /// attribute names beside it: a group member who plants a record and
+    /// an xdg attribute that is no mark (`true`) on the owner's
+    /// node_modules does not make the sweep say "already marked" and leave
+    /// it unmarked. Trust is decided where the state is read, so the marks
+    /// are read by their values, as on any item without a record.
+    @Test func aForgedRecordDoesNotMakeANameAMark() throws {
+      let tree = try nodeProject()
+      let home = tree.path + "/home"
+      let modules = home + "/a/node_modules"
+      #expect(run(["chgrp", "nogroup", Argument(modules)]).status == 0)
+      chmod(modules, 0o775)
+      for attribute in [
+        ["-n", "user.skipbackup.sweep.xdg:node_modules"],
+        ["-n", "user.xdg.robots.backup", "-v", "true"],
+      ] {
+        let forged = run(
+          ["setfattr"] + attribute.map { Argument($0) } + [Argument(modules)], asNobody: true)
+        #expect(forged.status == 0, "\(forged)")
+      }
+      #expect(recordOf(modules) == "xdg node_modules")
+
+      let result = sweep(["-v", home], home: home)
+      #expect(result.status == 0, "\(result)")
+      #expect(markedItems(home) == ["a/node_modules"], "\(result)")
+      #expect(result.errors.contains("marked 1, cleared 0, already marked 0"), "\(result)")
+    }
+
+    /// An item gone when the sweep writes or removes its marks goes the way
+    /// of every vanished entry of a walk (`Reporter.unreadable`). `--undo`
+    /// looks it up again at the walk's end and takes its marks back if it
+    /// is there again (renamed away and back); a sweep, whose walk keeps
+    /// whole listings for the rules, counts it vanished at once, as it did.
+    /// The debug build's forced `ENOENT` on the first call stands for that
+    /// moment.
+    @Test func anItemGoneWhenItIsMarkedOrClearedIsTheWalksVanishedEntry() throws {
+      let tree = try nodeProject()
+      let home = tree.path + "/home"
+      let swept = sweep(
+        ["-v", home], home: home, environment: ["SKIPBACKUP_FORCE_ERRNO": "setxattrat:ENOENT:1:1"])
+      #expect(swept.status == 0, "\(swept)")
+      #expect(markedItems(home).isEmpty, "\(swept)")
+      #expect(swept.errors.contains("marked 0, cleared 0"), "\(swept)")
+      #expect(swept.errors.contains("vanished 1"), "\(swept)")
+
+      #expect(sweep([home], home: home).status == 0)
+      #expect(markedItems(home) == ["a/node_modules"])
+      let undone = sweep(
+        ["--undo", "-v", home], home: home,
+        environment: ["SKIPBACKUP_FORCE_ERRNO": "removexattrat:ENOENT:1:1"])
+      #expect(undone.status == 0, "\(undone)")
+      #expect(markedItems(home).isEmpty, "\(undone)")
+      #expect(recordOf(home + "/a/node_modules") == nil, "\(undone)")
+      #expect(!undone.errors.contains("vanished"), "\(undone)")
+    }
+
     /// Issue 24, 6: git giving no answer (a corrupt index: exit 128) is
     /// not git no longer ignoring, and a ROOT below the work tree's top
     /// asks git there: neither takes back a mark git still wants.
@@ -714,11 +780,8 @@ extension CLITests {
     /// Issue 24, 12: a dry sweep meets what the sweep would: here nobody
     /// may not write root's node_modules, and both say so, with exit 1.
     @Test func aDrySweepReportsTheFailuresTheSweepWouldMeet() throws {
-      let tree = try TemporaryDirectory()
-      chmod(tree.path, 0o755)
-      let home = tree.directory("home")
-      tree.file("home/a/package.json")
-      tree.file("home/a/node_modules/x")
+      let tree = try nodeProject()
+      let home = tree.path + "/home"
       let dry = sweep(["-n"], home: home, asNobody: true)
       let real = sweep([], home: home, asNobody: true)
       #expect(real.status == 1, "\(real)")

@@ -145,8 +145,17 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
 
   /// Throws what ``mark(_:)`` or ``clear(_:)`` with each member would
   /// fail with (the first error, after all were looked at), writing nothing.
+  /// The attribute members share one question, whether this user may write
+  /// the item's user attributes, and their probes are one identical call
+  /// (``ExtendedAttributes/checkWritable(_:)``): the first asks it for all,
+  /// and its error is the one the others would throw after it.
   public func check(_ item: FileItem) throws(SkipBackupError) {
+    var probed = false
     _ = try forEachMember { mechanism throws(SkipBackupError) in
+      if mechanism.attributeName != nil {
+        if probed { return false }
+        probed = true
+      }
       try mechanism.check(item)
       return false
     }

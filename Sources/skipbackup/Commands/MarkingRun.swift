@@ -200,14 +200,9 @@ final class MarkingWorker: ReportingVisitor {
       }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       return .vanished
-    } catch
-      where entry.depth > 0
-      && (error.isRefusedForFileType || error.refusal == .inodeFlagsNeedFileOrDirectory
-        || error.refusal == .cacheDirectoryTagNeedsDirectory || error.isLinkNotFollowed)
-    {
+    } catch  where entry.depth > 0 && error.isSwappedInDuringWalk {
       // Swapped in during the walk: skipped as if met on the way, and not
-      // followed, for the attribute mechanisms (EPERM) and nodump and
-      // cachedir (their own refusals of what is no file or directory) alike.
+      // followed, as the sweep skips it.
       counts.skipped += 1
       return .skipChildren
     } catch {

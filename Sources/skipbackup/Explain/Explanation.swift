@@ -53,9 +53,11 @@ struct Explanation {
     }
     inheritedFrom = nearest?.0
     inheritedMarks = nearest?.1
-    sweptWith = marks.isEmpty ? nil : (try? SweepProvenance.read(from: fileItem))?.mechanisms
+    // The item's own record, read once: its rule and its mechanisms.
+    let record = marks.isEmpty ? nil : try? SweepProvenance.read(from: fileItem)
+    sweptWith = record?.mechanisms
     if !marks.isEmpty {
-      rule = sweepRule(of: fileItem)
+      rule = record?.ruleName
     } else if let nearest {
       let directory = nearest.0.map { CChar(bitPattern: $0) } + [0]
       rule = sweepRule(

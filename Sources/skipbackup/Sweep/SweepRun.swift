@@ -205,9 +205,10 @@ final class SweepVisitor: ReportingVisitor {
     } catch {
       return reporter.unreadable(error, at: entry)
     }
-    // A record on an item others may write may be forged: its marks are
-    // then as good as hand marks (docs/sweep.md, "What a record proves").
-    let hasRecord = state.hasRecord && recordIsTrusted(entry)
+    // A record on an item others may write may be forged: the state counts
+    // it as none, its marks as hand marks (docs/sweep.md, "What a record
+    // proves").
+    let hasRecord = state.hasRecord
     // Nearly every item: no rule, no record.
     if !hasRecord && candidate == nil {
       return state.marks.isEmpty ? .descend : .skipChildren
@@ -228,8 +229,7 @@ final class SweepVisitor: ReportingVisitor {
           record = try SweepProvenance.readValue(from: entry.item)
         }
       } catch {
-        reporter.report(error, at: entry)
-        return .skipChildren
+        return reporter.unreadable(error, at: entry)
       }
       if let record {
         let applies: Bool
@@ -264,20 +264,20 @@ final class SweepVisitor: ReportingVisitor {
           // run writes more: mark again, the record naming them all.
           let again = candidate ?? table.rules.firstIndex { $0.name == record.rule }
           if let again {
-            mark(entry, rule: again, isDirectory: isDirectory, keeping: record.mechanisms)
-            return .skipChildren
+            return mark(entry, rule: again, isDirectory: isDirectory, keeping: record.mechanisms)
           }
         } else if let candidate, keep == nil {
           // Another rule now accounts for it: the record names that one.
-          mark(entry, rule: candidate, isDirectory: isDirectory, marksMissing: false)
-          return .skipChildren
+          return mark(entry, rule: candidate, isDirectory: isDirectory, marksMissing: false)
         } else {
           let why =
             keep.map {
               "kept by keep \(String(escapingForDisplay: $0.argument)) (\($0.origin))"
             } ?? reason
-          guard takeBack(entry, record, because: "rule gone: \(record.ruleName): \(why)") else {
-            return .skipChildren
+          if let failure = takeBack(
+            entry, record, because: "rule gone: \(record.ruleName): \(why)")
+          {
+            return failure
           }
           marks.subtract(record.mechanisms)
           return marks.isEmpty ? .descend : .skipChildren
@@ -293,21 +293,10 @@ final class SweepVisitor: ReportingVisitor {
       counts.alreadyMarked += 1
       return .skipChildren
     }
-    mark(entry, rule: candidate, isDirectory: isDirectory, holdingNoRecord: !state.hasRecord)
-    return .skipChildren
-  }
-
-  /// Whether the entry's record can only be its owner's doing (or a
-  /// privileged process's): no one else may write the item, so no one
-  /// else can have set its attributes. The group write bit is the ACL's
-  /// mask where the item has an ACL, so a named user granted write shows
-  /// there too. A group member who planted `user.skipbackup.sweep.nodump,xdg:x`
-  /// on the owner's file made the owner's `--undo` clear the owner's own
-  /// nodump flag and xdg mark (issue 24, 3). Asked only of items that have
-  /// a record (one `fstatat` each).
-  private func recordIsTrusted(_ entry: borrowing TreeEntry) -> Bool {
-    guard let status = try? entry.item.status() else { return false }
-    return status.st_mode & (S_IWGRP | S_IWOTH) == 0
+    // An untrusted record is still there, and the sweep's own replaces it.
+    return mark(
+      entry, rule: candidate, isDirectory: isDirectory,
+      holdingNoRecord: !state.attributes.hasRecord)
   }
 
   /// The path rule, or else the gitignore rule, that names the entry
@@ -328,14 +317,15 @@ final class SweepVisitor: ReportingVisitor {
   /// interrupted sweep never leaves a mark that looks like a hand mark.
   /// `holdingNoRecord`: the entry's state, just read, shows no record.
   /// `recorded`: the mechanisms its record names already, which stay.
+  /// Returns what the visit says of the entry.
   private func mark(
     _ entry: borrowing TreeEntry, rule index: Int, isDirectory: Bool, holdingNoRecord: Bool = false,
     keeping recorded: MechanismSet = [], marksMissing: Bool = true
-  ) {
+  ) -> TreeVisit {
     let mechanisms = (isDirectory ? run.mechanisms : run.fileMechanisms).union(recorded)
     guard !mechanisms.isEmpty else {
       counts.skipped += 1
-      return
+      return .skipChildren
     }
     let rule = table.rules[index]
     do throws(SkipBackupError) {
@@ -353,7 +343,7 @@ final class SweepVisitor: ReportingVisitor {
         if marksMissing && !wrote {
           try SweepProvenance.remove(from: entry.item)
           counts.alreadyMarked += 1
-          return
+          return .skipChildren
         }
         // `clear` removed the record between its write and the marks: the
         // marks are the sweep's, and carry its record again.
@@ -362,46 +352,41 @@ final class SweepVisitor: ReportingVisitor {
         }
       }
     } catch {
-      failed(entry, error)
-      return
+      return failed(entry, error)
     }
     counts.marked += 1
     let size = run.wantsSizes ? diskUsage(entry) : nil
     if let size { counts.bytes += size }
     report(
       entry.pathBytes, excluded: true, marks: mechanisms, rule: rule.name, reason: nil, size: size)
+    return .skipChildren
   }
 
-  /// An entry gone since its directory was listed is counted; any other
-  /// failure is reported. Returns whether the entry is gone.
-  @discardableResult
-  private func failed(_ entry: borrowing TreeEntry, _ error: SkipBackupError) -> Bool {
-    if error.isNoSuchFile && entry.depth > 0 {
-      counts.vanished += 1
-      return true
-    }
-    // A symbolic link (or special file) swapped in since the directory was
-    // listed, or there at the call and gone again by the look that explains
-    // the refusal: skipped and counted, as mark -R does, not an error (issue
-    // 24, 10: 8 runs in 1,000 under scripts/torture's swaps). The next sweep
-    // marks what is a directory again.
-    if entry.depth > 0
-      && (error.isRefusedForFileType || error.isLinkNotFollowed || error.isRefusedForAMomentaryType)
-    {
+  /// What the visit says of an entry the sweep could not read, mark or
+  /// clear. Swapped in during the walk: skipped and counted, as mark -R
+  /// does, not an error (the next sweep marks what is a directory again).
+  /// Gone: the walk's one policy (``Reporter/unreadable(_:at:)``), which
+  /// looks it up again at the walk's end and sweeps it if it is there
+  /// again, or counts it vanished. Else the failure is reported, and the
+  /// visit says `reported`.
+  private func failed(
+    _ entry: borrowing TreeEntry, _ error: SkipBackupError,
+    reported: TreeVisit = .skipChildren
+  ) -> TreeVisit {
+    if entry.depth > 0 && error.isSwappedInDuringWalk {
       counts.skipped += 1
-      return true
+      return .skipChildren
     }
-    reporter.report(error, at: entry)
-    return false
+    let visit = reporter.unreadable(error, at: entry)
+    return visit == .vanished ? visit : reported
   }
 
   /// Takes a sweep's marks off `entry` and then its record, and says why;
-  /// returns whether that worked.
+  /// returns `nil` when that worked, else what the visit says of the entry.
   private func takeBack(
-    _ entry: borrowing TreeEntry, _ record: SweepProvenance, because reason: String
-  )
-    -> Bool
-  {
+    _ entry: borrowing TreeEntry, _ record: SweepProvenance, because reason: String,
+    reported: TreeVisit = .skipChildren
+  ) -> TreeVisit? {
     do throws(SkipBackupError) {
       if run.dryRun {
         try record.mechanisms.check(entry.item)
@@ -410,14 +395,13 @@ final class SweepVisitor: ReportingVisitor {
         try SweepProvenance.remove(from: entry.item)
       }
     } catch {
-      failed(entry, error)
-      return false
+      return failed(entry, error, reported: reported)
     }
     counts.cleared += 1
     report(
       entry.pathBytes, excluded: false, marks: record.mechanisms, rule: record.rule,
       reason: reason, size: nil)
-    return true
+    return nil
   }
 
   // MARK: - Undo
@@ -428,11 +412,11 @@ final class SweepVisitor: ReportingVisitor {
       record = try SweepProvenance.read(from: entry.item)
     } catch {
       // What cannot be read may still hold sweep marks below it: walk on,
-      // unless it is gone.
-      return failed(entry, error) ? .skipChildren : .descend
+      // unless it is gone or no directory now.
+      return failed(entry, error, reported: .descend)
     }
     guard let record else { return .descend }
-    guard recordIsTrusted(entry) else {
+    guard SweepStateReader.recordIsTrusted(on: entry.item) else {
       counts.skipped += 1
       report(
         entry.pathBytes, excluded: true, marks: record.mechanisms, rule: record.rule,
@@ -440,8 +424,10 @@ final class SweepVisitor: ReportingVisitor {
         size: nil)
       return .descend
     }
-    _ = takeBack(entry, record, because: "sweep undone: rule \(record.ruleName)")
-    return .descend
+    // What is in it may hold sweep marks, whether or not this one came off.
+    return takeBack(
+      entry, record, because: "sweep undone: rule \(record.ruleName)", reported: .descend)
+      ?? .descend
   }
 
   // MARK: - Output
