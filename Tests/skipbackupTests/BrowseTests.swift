@@ -457,6 +457,30 @@ extension CLITests {
       #expect(again.waitForFile("status") == "1\n")
     }
 
+    @Test func aDirectoryOnTheWaySwappedForALinkLeadsNoMarkOut() throws {
+      let tree = try TemporaryDirectory()
+      let root = tree.directory("root")
+      tree.file("root/way/inner/data", String(repeating: "w", count: 10_000))
+      tree.file("outside/inner/data", String(repeating: "o", count: 10_000))
+      let session = try Self.browse(root)
+      _ = Self.select("way/", in: session)
+      session.keys("Enter")
+      session.waitFor("inner/")
+      // Since the screen was drawn: way is now a link to a directory outside ROOT.
+      #expect(rename(root + "/way", root + "/way.old") == 0)
+      #expect(symlink(tree.path + "/outside", root + "/way") == 0)
+      _ = Self.select("inner/", in: session)
+      session.keys("m")
+      let screen = session.waitFor("/root/way: not a directory (openat")
+      #expect(screen.contains { $0.hasSuffix(" inner/") }, "\(screen.joined(separator: "\n"))")
+      #expect(getfattrDump(tree.path + "/outside/inner") == [])
+      #expect(getfattrDump(tree.path + "/outside") == [])
+      #expect(getfattrDump(root + "/way.old/inner") == [])
+      session.keys("q")
+      // A change asked for and not made: 1.
+      #expect(session.waitForFile("status") == "1\n")
+    }
+
     @Test func anUnknownTerminalIsRefused() throws {
       let tree = try TemporaryDirectory()
       let session = try TmuxSession(

@@ -35,34 +35,54 @@ final class MarkEditor {
   /// exit status is 1 after any, since a change was asked for and not made.
   private(set) var failures = 0
 
-  init(counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet) {
+  /// ROOT, open: each item is reached from it one name at a time, so that
+  /// a directory on the way swapped for a symbolic link since the walk
+  /// leads no mark out of the tree.
+  private let root: CInt
+  private let rootPath: FilePath
+
+  init(
+    counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet, root: CInt,
+    rootPath: FilePath
+  ) {
     self.counted = counted
     self.marking = marking
     self.clearing = clearing
+    self.root = root
+    self.rootPath = rootPath
   }
+
+  deinit { _ = system_close(root) }
 
   /// Marks or clears `node`; returns what to tell the person.
   func apply(_ action: MarkingRun.Action, to node: Int32, in tree: inout BrowseTree) -> String {
     let mechanisms = action == .mark ? marking : clearing
-    let path = FilePath(bytes: tree.path(of: node))
-    let item = FileItem(path: path, followSymbolicLinks: false)
-    let before = (try? mechanisms.marks(on: item)) ?? []
-    let record = try? SweepProvenance.read(from: item)
+    var changed: MechanismSet = []
+    var recordGone = false
     var failure: SkipBackupError?
     do throws(SkipBackupError) {
-      try Self.worker(action, mechanisms).applyToPathThrowing(path)
+      try item(node, in: tree) { (item) throws(SkipBackupError) in
+        let before = (try? mechanisms.marks(on: item)) ?? []
+        let record = try? SweepProvenance.read(from: item)
+        do throws(SkipBackupError) {
+          try Self.worker(action, mechanisms).applyThrowing(item)
+        } catch {
+          failure = error
+        }
+        let after = (try? mechanisms.marks(on: item)) ?? []
+        changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
+        recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
+        if !changed.isEmpty || recordGone {
+          history.append(
+            Change(
+              action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
+        }
+        refresh(node, item, in: &tree, failure: failure)
+      }
     } catch {
       failure = error
+      unreached(node, in: &tree, failure: error)
     }
-    let after = (try? mechanisms.marks(on: item)) ?? []
-    let changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
-    let recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
-    if !changed.isEmpty || recordGone {
-      history.append(
-        Change(
-          action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
-    }
-    refresh(node, item, in: &tree, failure: failure)
     if let failure {
       failures += 1
       return failure.description
@@ -79,25 +99,51 @@ final class MarkEditor {
   /// back. `nil` when there is nothing to undo.
   func undo(in tree: inout BrowseTree) -> String? {
     guard let change = history.popLast() else { return nil }
-    let path = FilePath(bytes: tree.path(of: change.node))
-    let item = FileItem(path: path, followSymbolicLinks: false)
     var failure: SkipBackupError?
     do throws(SkipBackupError) {
-      if !change.mechanisms.isEmpty {
-        try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
-          .applyToPathThrowing(path)
+      try item(change.node, in: tree) { (item) throws(SkipBackupError) in
+        do throws(SkipBackupError) {
+          if !change.mechanisms.isEmpty {
+            try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
+              .applyThrowing(item)
+          }
+          try change.record?.write(to: item)
+        } catch {
+          failure = error
+        }
+        refresh(change.node, item, in: &tree, failure: failure)
       }
-      try change.record?.write(to: item)
     } catch {
       failure = error
+      unreached(change.node, in: &tree, failure: error)
     }
-    refresh(change.node, item, in: &tree, failure: failure)
     if let failure {
       failures += 1
       return failure.description
     }
     let name = String(escapingForDisplay: tree.relativePath(of: change.node))
     return "undone: \(change.action.verb) \(name)"
+  }
+
+  /// Calls `body` with `node` as a name in its parent, which is opened from
+  /// ROOT one name at a time, no link followed.
+  private func item(
+    _ node: Int32, in tree: BrowseTree, _ body: (FileItem) throws(SkipBackupError) -> Void
+  ) throws(SkipBackupError) {
+    try FileItem.withItem(
+      tree.relativePath(of: node), below: root, rootPath: rootPath, body)
+  }
+
+  /// What an item is when the way to it fails: a directory on the way gone,
+  /// or refused as a symbolic link now. Nothing was written, so its marks
+  /// are as they were; its row says why.
+  private func unreached(_ node: Int32, in tree: inout BrowseTree, failure: SkipBackupError) {
+    if failure.isNoSuchFile {
+      tree.flags[Int(node)].insert(.vanished)
+      tree.update(node, marks: [], rule: nil)
+    } else {
+      tree.problems[node] = failure.description
+    }
   }
 
   /// Reads the item's counted marks and rule again and brings the sums up
