@@ -6,7 +6,9 @@ struct NodeFlags: OptionSet {
 
   static let directory = NodeFlags(rawValue: 1)
   static let symbolicLink = NodeFlags(rawValue: 2)
-  /// Gone when the walk (or a later mark) reached it.
+  /// Gone when a change reached it, and when it was looked up again: no
+  /// longer shown, and out of every sum. (The walk leaves out what it found
+  /// gone for good.)
   static let vanished = NodeFlags(rawValue: 4)
   /// Its status, marks or entries could not be read: its sizes are what
   /// could be.
@@ -154,9 +156,12 @@ struct BrowseTree {
     return nil
   }
 
-  /// The entry of `directory` named `name`, by a search of its entries.
+  /// The entry of `directory` named `name` that is there, by a search of
+  /// its entries.
   func entry(named name: some Collection<UInt8>, in directory: Int32) -> Int32? {
-    entries(of: directory).first { self.name($0).elementsEqual(name) }
+    entries(of: directory).first {
+      !nodes.flags[Int($0)].contains(.vanished) && self.name($0).elementsEqual(name)
+    }
   }
 
   /// The item at `path` (as the walk spelled it, starting with ROOT), or
@@ -207,7 +212,7 @@ struct BrowseTree {
     for node in order.reversed() {
       let own = nodes.ownBytes[Int(node)]
       var sums: (Int64, Int64) = nodes.flags[Int(node)].contains(.excluded) ? (0, own) : (own, 0)
-      for child in entries(of: node) {
+      for child in entries(of: node) where !nodes.flags[Int(child)].contains(.vanished) {
         sums.0 += included[Int(child)]
         sums.1 += excludedBytes[Int(child)]
       }
@@ -215,6 +220,25 @@ struct BrowseTree {
       excludedBytes[Int(node)] = sums.1
     }
     return (included[Int(top)] - before.0, excludedBytes[Int(top)] - before.1)
+  }
+
+  /// Takes `node`, gone, out of the tree as the screen shows it: out of
+  /// its directory's rows, and its bytes out of every sum above it.
+  mutating func drop(_ node: Int32) {
+    guard !nodes.flags[Int(node)].contains(.vanished) else { return }
+    nodes.flags[Int(node)].insert(.vanished)
+    problems[node] = nil
+    var current = nodes.parent[Int(node)]
+    while current >= 0 {
+      included[Int(current)] -= included[Int(node)]
+      excludedBytes[Int(current)] -= excludedBytes[Int(node)]
+      current = nodes.parent[Int(current)]
+    }
+  }
+
+  /// The entries of `node` that are there, as the screen shows them.
+  func shownEntries(of node: Int32) -> [Int32] {
+    entries(of: node).filter { !nodes.flags[Int($0)].contains(.vanished) }
   }
 
   /// Sets `node`'s marks and rule and brings every sum that depends on

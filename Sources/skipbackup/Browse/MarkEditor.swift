@@ -59,29 +59,26 @@ final class MarkEditor {
     let mechanisms = action == .mark ? marking : clearing
     var changed: MechanismSet = []
     var recordGone = false
-    var failure: SkipBackupError?
-    do throws(SkipBackupError) {
-      try item(node, in: tree) { (item) throws(SkipBackupError) in
-        let before = (try? mechanisms.marks(on: item)) ?? []
-        let record = try? SweepProvenance.read(from: item)
-        do throws(SkipBackupError) {
-          try Self.worker(action, mechanisms).applyThrowing(item)
-        } catch {
-          failure = error
-        }
-        let after = (try? mechanisms.marks(on: item)) ?? []
-        changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
-        recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
-        if !changed.isEmpty || recordGone {
-          history.append(
-            Change(
-              action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
-        }
-        refresh(node, item, in: &tree, failure: failure)
+    let failure = change(node, in: &tree) { (item) throws(SkipBackupError) -> SkipBackupError? in
+      let before = (try? mechanisms.marks(on: item)) ?? []
+      let record = try? SweepProvenance.read(from: item)
+      var failure: SkipBackupError?
+      do throws(SkipBackupError) {
+        try Self.worker(action, mechanisms).applyThrowing(item)
+      } catch  where error.isNoSuchFile {
+        throw error  // gone: nothing was written
+      } catch {
+        failure = error
       }
-    } catch {
-      failure = error
-      unreached(node, in: &tree, failure: error)
+      let after = (try? mechanisms.marks(on: item)) ?? []
+      changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
+      recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
+      if !changed.isEmpty || recordGone {
+        history.append(
+          Change(
+            action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
+      }
+      return failure
     }
     if let failure {
       failures += 1
@@ -99,72 +96,84 @@ final class MarkEditor {
   /// back. `nil` when there is nothing to undo.
   func undo(in tree: inout BrowseTree) -> String? {
     guard let change = history.popLast() else { return nil }
-    var failure: SkipBackupError?
-    do throws(SkipBackupError) {
-      try item(change.node, in: tree) { (item) throws(SkipBackupError) in
-        do throws(SkipBackupError) {
-          if !change.mechanisms.isEmpty {
-            try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
-              .applyThrowing(item)
-          }
-          try change.record?.write(to: item)
-        } catch {
-          failure = error
+    let name = String(escapingForDisplay: tree.relativePath(of: change.node))
+    guard !tree.flags[Int(change.node)].contains(.vanished) else {
+      failures += 1
+      return "\(name): gone since the change, which is not undone"
+    }
+    let failure = self.change(change.node, in: &tree) {
+      (item) throws(SkipBackupError) -> SkipBackupError? in
+      do throws(SkipBackupError) {
+        if !change.mechanisms.isEmpty {
+          try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
+            .applyThrowing(item)
         }
-        refresh(change.node, item, in: &tree, failure: failure)
+        try change.record?.write(to: item)
+      } catch  where error.isNoSuchFile {
+        throw error
+      } catch {
+        return error
       }
-    } catch {
-      failure = error
-      unreached(change.node, in: &tree, failure: error)
+      return nil
     }
     if let failure {
       failures += 1
       return failure.description
     }
-    let name = String(escapingForDisplay: tree.relativePath(of: change.node))
     return "undone: \(change.action.verb) \(name)"
   }
 
-  /// Calls `body` with `node` as a name in its parent, which is opened from
-  /// ROOT one name at a time, no link followed.
-  private func item(
-    _ node: Int32, in tree: BrowseTree, _ body: (FileItem) throws(SkipBackupError) -> Void
-  ) throws(SkipBackupError) {
-    try FileItem.withItem(
-      tree.relativePath(of: node), below: root, rootPath: rootPath, body)
-  }
-
-  /// What an item is when the way to it fails: a directory on the way gone,
-  /// or refused as a symbolic link now. Nothing was written, so its marks
-  /// are as they were; its row says why.
-  private func unreached(_ node: Int32, in tree: inout BrowseTree, failure: SkipBackupError) {
-    if failure.isNoSuchFile {
-      tree.flags[Int(node)].insert(.vanished)
-      tree.update(node, marks: [], rule: nil)
-    } else {
-      tree.problems[node] = failure.description
+  /// Runs `body` on `node`, reached as a name in its parent (opened from
+  /// ROOT one name at a time, no link followed), and brings its row up to
+  /// date; returns what failed. `body` throws when the item is gone, and
+  /// returns what else failed. An item gone, or a directory on the way to
+  /// it, is looked up once more, as every command's walk looks again at its
+  /// end (renamed away and back, as an editor's save does); gone still, it
+  /// is dropped from the screen, not shown as an error.
+  private func change(
+    _ node: Int32, in tree: inout BrowseTree,
+    _ body: (FileItem) throws(SkipBackupError) -> SkipBackupError?
+  ) -> SkipBackupError? {
+    var gone: SkipBackupError?
+    for _ in 0..<2 {
+      do throws(SkipBackupError) {
+        return try FileItem.withItem(
+          tree.relativePath(of: node), below: root, rootPath: rootPath
+        ) { (item) throws(SkipBackupError) -> SkipBackupError? in
+          let failure = try body(item)
+          try refresh(node, item, in: &tree, failure: failure)
+          return failure
+        }
+      } catch  where error.isNoSuchFile {
+        gone = error
+      } catch {
+        // The way refused (a directory on it is a symbolic link now):
+        // nothing was written, and the row says why.
+        tree.problems[node] = error.description
+        return error
+      }
     }
+    tree.drop(node)
+    return gone
   }
 
   /// Reads the item's counted marks and rule again and brings the sums up
-  /// to date; an item gone is shown as vanished.
+  /// to date; throws when the item is gone.
   private func refresh(
     _ node: Int32, _ item: FileItem, in tree: inout BrowseTree, failure: SkipBackupError?
-  ) {
+  ) throws(SkipBackupError) {
     do throws(SkipBackupError) {
       let marks = try counted.marks(on: item)
       let rule = marks.isEmpty ? nil : (try? SweepProvenance.read(from: item))?.rule
       tree.ownBytes[Int(node)] = try ownBytes(of: node, item, in: tree)
       tree.update(node, marks: marks, rule: rule)
-      tree.flags[Int(node)].remove(.vanished)
     } catch  where error.isNoSuchFile {
-      tree.flags[Int(node)].insert(.vanished)
-      tree.update(node, marks: [], rule: nil)
+      throw error
     } catch {
       tree.flags[Int(node)].insert(.unreadable)
       tree.problems[node] = error.description
     }
-    if let failure, !failure.isNoSuchFile { tree.problems[node] = failure.description }
+    if let failure { tree.problems[node] = failure.description }
   }
 
   /// The item's own bytes now: a mark can take a block of its own (ext4
