@@ -522,6 +522,24 @@ extension CLITests {
       #expect(session.waitForFile("status") == "1\n")
     }
 
+    @Test func aRootBelowAMarkedDirectoryIsLeftOutWhole() throws {
+      let tree = try TemporaryDirectory()
+      setfattr(tree.directory("outer"), .xdg)
+      let root = tree.directory("outer/root")
+      tree.file("outer/root/data", String(repeating: "d", count: 20_000))
+      let session = try Self.browse(root)
+      var screen = session.screen()
+      session.keys("b")
+      screen = session.waitForChange(from: screen)
+      let row = try #require(Self.rows(screen)["data"], "\(screen.joined(separator: "\n"))")
+      #expect(row.included == 0)
+      #expect(row.excluded == Self.du(root + "/data"))
+      // The marked directory's path, cut to the Why column's width.
+      #expect(row.why.hasPrefix("in /"), "\(row)")
+      session.keys("q")
+      #expect(session.waitForFile("status") == "0\n")
+    }
+
     @Test func anUnknownTerminalIsRefused() throws {
       let tree = try TemporaryDirectory()
       let session = try TmuxSession(

@@ -13,11 +13,9 @@ struct NodeFlags: OptionSet {
   /// Its status, marks or entries could not be read: its sizes are what
   /// could be.
   static let unreadable = NodeFlags(rawValue: 8)
-  /// Its marks carry a sweep's record (the rule is in ``BrowseTree/rules``).
-  static let swept = NodeFlags(rawValue: 16)
   /// Left out of backups: marked itself, or below a marked directory.
   /// Derived from the marks, kept for the sums.
-  static let excluded = NodeFlags(rawValue: 32)
+  static let excluded = NodeFlags(rawValue: 16)
 }
 
 /// One column per fact of an item, as the walk finds them: what a walk
@@ -93,11 +91,10 @@ struct BrowseTree {
   var rules: [Int32: [UInt8]] = [:]
   /// Why an item could not be read.
   var problems: [Int32: String] = [:]
-  /// A marked directory above ROOT that leaves all of it out, and its marks.
+  /// A marked directory above ROOT, which leaves all of it out: the screen
+  /// names it as what holds ROOT's entries.
   struct RootExclusion {
     var path: [UInt8]
-    var marks: MechanismSet
-    var rule: [UInt8]?
   }
   var rootExclusion: RootExclusion?
 
@@ -246,11 +243,6 @@ struct BrowseTree {
   mutating func update(_ node: Int32, marks newMarks: MechanismSet, rule: [UInt8]?) {
     nodes.marks[Int(node)] = newMarks
     rules[node] = rule
-    if rule != nil {
-      nodes.flags[Int(node)].insert(.swept)
-    } else {
-      nodes.flags[Int(node)].remove(.swept)
-    }
     let above = nodes.parent[Int(node)]
     let parentExcluded = above < 0 ? rootExclusion != nil : isExcluded(above)
     let delta = resum(node, parentExcluded: parentExcluded)

@@ -77,11 +77,8 @@ final class TreeBuilder: ReportingVisitor {
     // du -x leaves a mount point out altogether, and so does browse -x.
     if entry.isOnOtherFilesystem { return .skipChildren }
     var parentNode: Int32 = -1
-    var hash = rootPathHash
-    if entry.depth > 0 {
-      (parentNode, hash) = parentInChain(entry)
-      hash = pathHash(hash, adding: UnsafeRawBufferPointer(entry.name))
-    }
+    var parentHash = rootPathHash
+    if entry.depth > 0 { (parentNode, parentHash) = parentInChain(entry) }
     let name = entry.depth == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : entry.name
     var flags: NodeFlags = []
     if entry.type.isDirectory { flags.insert(.directory) }
@@ -130,13 +127,16 @@ final class TreeBuilder: ReportingVisitor {
     {
       size = 0
     }
-    if rule != nil { flags.insert(.swept) }
     let node = part.nodes.add(name: name, parent: parentNode, bytes: size, flags: flags)
     part.nodes.marks[Int(node)] = marks
     if let rule { part.rules[node] = rule }
     if let problem { part.problems[node] = problem }
 
     guard isDirectory && entry.type.isDirectory else { return .skipChildren }
+    // Only a directory is looked for by its path's hash (a stub's parent).
+    let hash =
+      entry.depth == 0
+      ? rootPathHash : pathHash(parentHash, adding: UnsafeRawBufferPointer(entry.name))
     part.directories[hash] = node
     let length = entry.pathBytes.count
     chainPath.removeAll(keepingCapacity: true)

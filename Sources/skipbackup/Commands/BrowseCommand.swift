@@ -182,10 +182,6 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
   private func rootExclusion(
     of root: FilePath, _ mechanisms: MechanismSet
   ) throws(SkipBackupError) -> BrowseTree.RootExclusion? {
-    guard let above = try mechanisms.markedAncestor(of: root) else { return nil }
-    let item = FileItem(path: above, followSymbolicLinks: false)
-    return BrowseTree.RootExclusion(
-      path: above.bytes, marks: try mechanisms.marks(on: item),
-      rule: (try? SweepProvenance.read(from: item))?.rule)
+    try mechanisms.markedAncestor(of: root).map { BrowseTree.RootExclusion(path: $0.bytes) }
   }
 }
