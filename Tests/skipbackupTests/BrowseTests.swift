@@ -540,6 +540,36 @@ extension CLITests {
       #expect(session.waitForFile("status") == "0\n")
     }
 
+    /// m reads the item's attribute names once before the change and once
+    /// after it: the change's effect and the row come from those two
+    /// listings. Counted with SKIPBACKUP_RACE: a program before each
+    /// listxattrat adds a line to a file.
+    @Test func aMarkListsTheItemsAttributesTwiceBesideMarksOwn() throws {
+      let tree = try TemporaryDirectory()
+      let root = tree.directory("root")
+      tree.file("root/dir/data", String(repeating: "d", count: 5_000))
+      let log = tree.path + "/calls"
+      let counter = tree.file("count.sh", "#!/bin/sh\necho x >> '\(log)'\n")
+      #expect(chmod(counter, 0o755) == 0)
+      let races = (1...60).map { "listxattrat:\($0):\(counter)" }.joined(separator: ",")
+      let session = try TmuxSession(
+        "SKIPBACKUP_RACE='\(races)' \"$SKIPBACKUP\" browse '\(root)'\n"
+          + "echo $? > \"$SCRATCH/status\"")
+      session.waitFor("items by size")
+      func calls() -> Int {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").count { $0 == "\n" }
+      }
+      let walked = calls()
+      session.keys("m")
+      session.waitFor("marked dir")
+      #expect(peerMarks(root + "/dir") == [.resource])
+      // mark's own code lists the names to remove a sweep's record: 1; the
+      // browser's state before and after: 2.
+      #expect(calls() - walked == 3, "\(calls() - walked) listings for one m")
+      session.keys("q")
+      #expect(session.waitForFile("status") == "0\n")
+    }
+
     @Test func anUnknownTerminalIsRefused() throws {
       let tree = try TemporaryDirectory()
       let session = try TmuxSession(

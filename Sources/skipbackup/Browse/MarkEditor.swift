@@ -54,31 +54,50 @@ final class MarkEditor {
 
   deinit { _ = system_close(root) }
 
+  /// What one listing of an item's attribute names (``ItemAttributes``)
+  /// says of it: its marks among the mechanisms counted, marked and
+  /// cleared, and its sweep's record.
+  private struct ItemState {
+    var marks: MechanismSet
+    var record: SweepProvenance?
+  }
+
+  /// The item's state, read once before a change and once after it: the
+  /// change's own effect and the row both come from that one reading.
+  private func state(of item: FileItem) throws(SkipBackupError) -> ItemState {
+    let attributes = try ItemAttributes(readingRecordOf: item)
+    return ItemState(
+      marks: try counted.union(marking).union(clearing).marks(on: item, listed: attributes),
+      record: try? SweepProvenance.read(from: item, listed: attributes))
+  }
+
   /// Marks or clears `node`; returns what to tell the person.
   func apply(_ action: MarkingRun.Action, to node: Int32, in tree: inout BrowseTree) -> String {
     let mechanisms = action == .mark ? marking : clearing
+    var before: ItemState?
     var changed: MechanismSet = []
     var recordGone = false
     let failure = change(node, in: &tree) { (item) throws(SkipBackupError) -> SkipBackupError? in
-      let before = (try? mechanisms.marks(on: item)) ?? []
-      let record = try? SweepProvenance.read(from: item)
-      var failure: SkipBackupError?
+      before = try? state(of: item)
       do throws(SkipBackupError) {
         try Self.worker(action, mechanisms).applyThrowing(item)
       } catch  where error.isNoSuchFile {
         throw error  // gone: nothing was written
       } catch {
-        failure = error
+        return error
       }
-      let after = (try? mechanisms.marks(on: item)) ?? []
-      changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
-      recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
+      return nil
+    } noting: { after in
+      let (was, now) = (before?.marks ?? [], after?.marks ?? [])
+      changed = mechanisms.intersection(
+        action == .mark ? now.subtracting(was) : was.subtracting(now))
+      recordGone = before?.record != nil && after?.record == nil
       if !changed.isEmpty || recordGone {
         history.append(
           Change(
-            action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
+            action: action, node: node, mechanisms: changed,
+            record: recordGone ? before?.record : nil))
       }
-      return failure
     }
     if let failure {
       failures += 1
@@ -124,15 +143,17 @@ final class MarkEditor {
   }
 
   /// Runs `body` on `node`, reached as a name in its parent (opened from
-  /// ROOT one name at a time, no link followed), and brings its row up to
-  /// date; returns what failed. `body` throws when the item is gone, and
-  /// returns what else failed. An item gone, or a directory on the way to
-  /// it, is looked up once more, as every command's walk looks again at its
-  /// end (renamed away and back, as an editor's save does); gone still, it
-  /// is dropped from the screen, not shown as an error.
+  /// ROOT one name at a time, no link followed), reads the item's state
+  /// once, hands it to `noting` (`nil`: it could not be read) and brings
+  /// the row up to date from it; returns what failed. `body` throws when
+  /// the item is gone, and returns what else failed. An item gone, or a
+  /// directory on the way to it, is looked up once more, as every command's
+  /// walk looks again at its end (renamed away and back, as an editor's save
+  /// does); gone still, it is dropped from the screen, not shown as an error.
   private func change(
     _ node: Int32, in tree: inout BrowseTree,
-    _ body: (FileItem) throws(SkipBackupError) -> SkipBackupError?
+    _ body: (FileItem) throws(SkipBackupError) -> SkipBackupError?,
+    noting: (ItemState?) -> Void = { _ in }
   ) -> SkipBackupError? {
     var gone: SkipBackupError?
     for _ in 0..<2 {
@@ -141,7 +162,10 @@ final class MarkEditor {
           tree.relativePath(of: node), below: root, rootPath: rootPath
         ) { (item) throws(SkipBackupError) -> SkipBackupError? in
           let failure = try body(item)
-          try refresh(node, item, in: &tree, failure: failure)
+          let after = Result { () throws(SkipBackupError) -> ItemState in try state(of: item) }
+          if case .failure(let error) = after, error.isNoSuchFile { throw error }
+          noting(try? after.get())
+          try refresh(node, item, after, in: &tree, failure: failure)
           return failure
         }
       } catch  where error.isNoSuchFile {
@@ -157,14 +181,15 @@ final class MarkEditor {
     return gone
   }
 
-  /// Reads the item's counted marks and rule again and brings the sums up
-  /// to date; throws when the item is gone.
+  /// Brings the item's counted marks, rule and sums up to date from its
+  /// `state`, read after the change; throws when the item is gone.
   private func refresh(
-    _ node: Int32, _ item: FileItem, in tree: inout BrowseTree, failure: SkipBackupError?
+    _ node: Int32, _ item: FileItem, _ state: Result<ItemState, SkipBackupError>,
+    in tree: inout BrowseTree, failure: SkipBackupError?
   ) throws(SkipBackupError) {
     do throws(SkipBackupError) {
-      let marks = try counted.marks(on: item)
-      let rule = marks.isEmpty ? nil : (try? SweepProvenance.read(from: item))?.rule
+      let marks = try state.get().marks.intersection(counted)
+      let rule = marks.isEmpty ? nil : try state.get().record?.rule
       tree.ownBytes[Int(node)] = try ownBytes(of: node, item, in: tree)
       tree.update(node, marks: marks, rule: rule)
     } catch  where error.isNoSuchFile {
