@@ -570,6 +570,28 @@ extension CLITests {
       #expect(session.waitForFile("status") == "0\n")
     }
 
+    /// -m cachedir writes a CACHEDIR.TAG, no item of the tree: its bytes
+    /// count in its directory's own, so that the row still adds up to du.
+    @Test func aCacheDirectoryTagCountsInItsDirectory() throws {
+      let tree = try TemporaryDirectory()
+      let root = tree.directory("root")
+      tree.file("root/cache/data", String(repeating: "c", count: 20_000))
+      let session = try Self.browse(root, "-m cachedir")
+      var screen = session.screen()
+      session.keys("b")
+      screen = session.waitForChange(from: screen)
+      _ = Self.select("cache/", in: session)
+      session.keys("m")
+      screen = session.waitFor("marked cache")
+      #expect(FileManager.default.fileExists(atPath: root + "/cache/CACHEDIR.TAG"))
+      let row = try #require(Self.rows(screen)["cache/"], "\(screen.joined(separator: "\n"))")
+      #expect(row.why == "marked: cachedir")
+      #expect(row.included == 0)
+      #expect(row.excluded == Self.du(root + "/cache"))
+      session.keys("q")
+      #expect(session.waitForFile("status") == "0\n")
+    }
+
     @Test func anUnknownTerminalIsRefused() throws {
       let tree = try TemporaryDirectory()
       let session = try TmuxSession(

@@ -216,10 +216,16 @@ final class MarkEditor {
     var bytes = Int64(status.st_blocks) * 512
     let tag = Array(CacheDirectoryTag.fileName.utf8)
     if status.st_mode & S_IFMT == S_IFDIR && tree.entry(named: tag, in: node) == nil {
-      let path = FilePath(bytes: tree.path(of: node) + [0x2F] + tag)
-      if let tagStatus = try? FileItem(path: path, followSymbolicLinks: false).status() {
-        bytes += Int64(tagStatus.st_blocks) * 512
+      // In the item itself, opened as its parent's entry with no link
+      // followed, as the change reached it: not by its full path.
+      let tagStatus = try? item.withOpenDescriptor(MountFlag.pathOnly | O_DIRECTORY) {
+        (directory) throws(SkipBackupError) in
+        try FileItem(
+          name: FilePath(bytes: tag), in: FileDescriptor(rawValue: directory),
+          displayPath: item.displayPath.appending(bytes: tag)
+        ).status()
       }
+      if let tagStatus { bytes += Int64(tagStatus.st_blocks) * 512 }
     }
     return bytes
   }
