@@ -115,16 +115,6 @@ struct BrowseTree {
     children[Int(childStart[Int(node)])..<Int(childStart[Int(node) + 1])]
   }
 
-  /// The item's path: ROOT as given, then the names down to it.
-  func path(of node: Int32) -> [UInt8] {
-    var path = rootPath
-    for item in chain(to: node) {
-      if path.last != 0x2F { path.append(0x2F) }
-      path += name(item)
-    }
-    return path
-  }
-
   /// The item's path below ROOT (`.` for ROOT itself), for the screen.
   func relativePath(of node: Int32) -> [UInt8] {
     let names = chain(to: node).map(nameBytes)
