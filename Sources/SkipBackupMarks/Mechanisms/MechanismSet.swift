@@ -190,6 +190,23 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
       marks = try attributes.marks(attributeMembers, on: item)
       sweepRecord = attributes.hasRecord
     }
+    return marks.union(try marksOutsideAttributes(on: item))
+  }
+
+  /// ``marks(on:)`` from `attributes`, a listing of the item's names that
+  /// the caller made and reads more from (its sweep's record): one listing
+  /// where two would say the same.
+  package func marks(
+    on item: FileItem, listed attributes: ItemAttributes
+  ) throws(SkipBackupError) -> MechanismSet {
+    try attributes.marks(intersection(.all), on: item).union(marksOutsideAttributes(on: item))
+  }
+
+  /// The members kept elsewhere than in attributes (the nodump flag, a
+  /// CACHEDIR.TAG) whose mark `item` carries.
+  @inline(__always)
+  private func marksOutsideAttributes(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
+    var marks: MechanismSet = []
     if contains(.nodump), try NodumpFlag.isMarked(item) { marks.insert(.nodump) }
     if contains(.cachedir), try CacheDirectoryTag.isMarked(item) { marks.insert(.cachedir) }
     return marks

@@ -137,7 +137,18 @@ public struct SweepProvenance: Hashable, Sendable {
   /// The corresponding C functions are `listxattr(2)`, and `getxattr(2)`
   /// for a record in the first form.
   public static func read(from item: FileItem) throws(SkipBackupError) -> SweepProvenance? {
-    let attributes = try ItemAttributes(readingRecordOf: item)
+    try read(from: item, listed: ItemAttributes(readingRecordOf: item))
+  }
+
+  /// ``read(from:)`` from `attributes`, the caller's listing of the item's
+  /// names (``ItemAttributes/init(readingRecordOf:)``), which may hold the
+  /// record already.
+  ///
+  /// The corresponding C function is `getxattr(2)`, for a record in the
+  /// first form.
+  package static func read(
+    from item: FileItem, listed attributes: ItemAttributes
+  ) throws(SkipBackupError) -> SweepProvenance? {
     if let record = attributes.record { return record }
     guard attributes.recordInValue else { return nil }
     return try readValue(from: item)

@@ -182,7 +182,7 @@ struct BrowseScreen {
     }
     switch order {
     case .size(let descending):
-      rows = tree.entries(of: directory).sorted { a, b in
+      rows = tree.shownEntries(of: directory).sorted { a, b in
         let (ia, ib) = (tree.included[Int(a)], tree.included[Int(b)])
         if ia != ib { return descending ? ia > ib : ia < ib }
         let (ea, eb) = (tree.excludedBytes[Int(a)], tree.excludedBytes[Int(b)])
@@ -190,7 +190,9 @@ struct BrowseScreen {
         return byName(a, b)
       }
     case .name(let descending):
-      rows = tree.entries(of: directory).sorted { descending ? byName($1, $0) : byName($0, $1) }
+      rows = tree.shownEntries(of: directory).sorted {
+        descending ? byName($1, $0) : byName($0, $1)
+      }
     }
     if let node, let index = rows.firstIndex(of: node) { selected = index }
     select(selected)
@@ -314,7 +316,6 @@ struct BrowseScreen {
   private var directoryNote: String {
     let flags = tree.flags[Int(directory)]
     if flags.contains(.unreadable) { return "(could not be read)" }
-    if flags.contains(.vanished) { return "(vanished)" }
     return "(empty)"
   }
 
@@ -324,7 +325,6 @@ struct BrowseScreen {
   func why(_ node: Int32) -> ScreenText {
     var text = ScreenText()
     let flags = tree.flags[Int(node)]
-    if flags.contains(.vanished) { return ScreenText("! vanished") }
     if flags.contains(.unreadable) { text.append("! unreadable ") }
     let marks = tree.marks[Int(node)]
     if !marks.isEmpty {

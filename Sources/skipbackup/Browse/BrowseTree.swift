@@ -6,16 +6,16 @@ struct NodeFlags: OptionSet {
 
   static let directory = NodeFlags(rawValue: 1)
   static let symbolicLink = NodeFlags(rawValue: 2)
-  /// Gone when the walk (or a later mark) reached it.
+  /// Gone when a change reached it, and when it was looked up again: no
+  /// longer shown, and out of every sum. (The walk leaves out what it found
+  /// gone for good.)
   static let vanished = NodeFlags(rawValue: 4)
   /// Its status, marks or entries could not be read: its sizes are what
   /// could be.
   static let unreadable = NodeFlags(rawValue: 8)
-  /// Its marks carry a sweep's record (the rule is in ``BrowseTree/rules``).
-  static let swept = NodeFlags(rawValue: 16)
   /// Left out of backups: marked itself, or below a marked directory.
   /// Derived from the marks, kept for the sums.
-  static let excluded = NodeFlags(rawValue: 32)
+  static let excluded = NodeFlags(rawValue: 16)
 }
 
 /// One column per fact of an item, as the walk finds them: what a walk
@@ -91,11 +91,10 @@ struct BrowseTree {
   var rules: [Int32: [UInt8]] = [:]
   /// Why an item could not be read.
   var problems: [Int32: String] = [:]
-  /// A marked directory above ROOT that leaves all of it out, and its marks.
+  /// A marked directory above ROOT, which leaves all of it out: the screen
+  /// names it as what holds ROOT's entries.
   struct RootExclusion {
     var path: [UInt8]
-    var marks: MechanismSet
-    var rule: [UInt8]?
   }
   var rootExclusion: RootExclusion?
 
@@ -114,16 +113,6 @@ struct BrowseTree {
 
   func entries(of node: Int32) -> ArraySlice<Int32> {
     children[Int(childStart[Int(node)])..<Int(childStart[Int(node) + 1])]
-  }
-
-  /// The item's path: ROOT as given, then the names down to it.
-  func path(of node: Int32) -> [UInt8] {
-    var path = rootPath
-    for item in chain(to: node) {
-      if path.last != 0x2F { path.append(0x2F) }
-      path += name(item)
-    }
-    return path
   }
 
   /// The item's path below ROOT (`.` for ROOT itself), for the screen.
@@ -154,9 +143,12 @@ struct BrowseTree {
     return nil
   }
 
-  /// The entry of `directory` named `name`, by a search of its entries.
+  /// The entry of `directory` named `name` that is there, by a search of
+  /// its entries.
   func entry(named name: some Collection<UInt8>, in directory: Int32) -> Int32? {
-    entries(of: directory).first { self.name($0).elementsEqual(name) }
+    entries(of: directory).first {
+      !nodes.flags[Int($0)].contains(.vanished) && self.name($0).elementsEqual(name)
+    }
   }
 
   /// The item at `path` (as the walk spelled it, starting with ROOT), or
@@ -207,7 +199,7 @@ struct BrowseTree {
     for node in order.reversed() {
       let own = nodes.ownBytes[Int(node)]
       var sums: (Int64, Int64) = nodes.flags[Int(node)].contains(.excluded) ? (0, own) : (own, 0)
-      for child in entries(of: node) {
+      for child in entries(of: node) where !nodes.flags[Int(child)].contains(.vanished) {
         sums.0 += included[Int(child)]
         sums.1 += excludedBytes[Int(child)]
       }
@@ -217,16 +209,30 @@ struct BrowseTree {
     return (included[Int(top)] - before.0, excludedBytes[Int(top)] - before.1)
   }
 
+  /// Takes `node`, gone, out of the tree as the screen shows it: out of
+  /// its directory's rows, and its bytes out of every sum above it.
+  mutating func drop(_ node: Int32) {
+    guard !nodes.flags[Int(node)].contains(.vanished) else { return }
+    nodes.flags[Int(node)].insert(.vanished)
+    problems[node] = nil
+    var current = nodes.parent[Int(node)]
+    while current >= 0 {
+      included[Int(current)] -= included[Int(node)]
+      excludedBytes[Int(current)] -= excludedBytes[Int(node)]
+      current = nodes.parent[Int(current)]
+    }
+  }
+
+  /// The entries of `node` that are there, as the screen shows them.
+  func shownEntries(of node: Int32) -> [Int32] {
+    entries(of: node).filter { !nodes.flags[Int($0)].contains(.vanished) }
+  }
+
   /// Sets `node`'s marks and rule and brings every sum that depends on
   /// them up to date: its subtree's, then each directory's above it.
   mutating func update(_ node: Int32, marks newMarks: MechanismSet, rule: [UInt8]?) {
     nodes.marks[Int(node)] = newMarks
     rules[node] = rule
-    if rule != nil {
-      nodes.flags[Int(node)].insert(.swept)
-    } else {
-      nodes.flags[Int(node)].remove(.swept)
-    }
     let above = nodes.parent[Int(node)]
     let parentExcluded = above < 0 ? rootExclusion != nil : isExcluded(above)
     let delta = resum(node, parentExcluded: parentExcluded)

@@ -35,34 +35,70 @@ final class MarkEditor {
   /// exit status is 1 after any, since a change was asked for and not made.
   private(set) var failures = 0
 
-  init(counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet) {
+  /// ROOT, open: each item is reached from it one name at a time, so that
+  /// a directory on the way swapped for a symbolic link since the walk
+  /// leads no mark out of the tree.
+  private let root: CInt
+  private let rootPath: FilePath
+
+  init(
+    counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet, root: CInt,
+    rootPath: FilePath
+  ) {
     self.counted = counted
     self.marking = marking
     self.clearing = clearing
+    self.root = root
+    self.rootPath = rootPath
+  }
+
+  deinit { _ = system_close(root) }
+
+  /// What one listing of an item's attribute names (``ItemAttributes``)
+  /// says of it: its marks among the mechanisms counted, marked and
+  /// cleared, and its sweep's record.
+  private struct ItemState {
+    var marks: MechanismSet
+    var record: SweepProvenance?
+  }
+
+  /// The item's state, read once before a change and once after it: the
+  /// change's own effect and the row both come from that one reading.
+  private func state(of item: FileItem) throws(SkipBackupError) -> ItemState {
+    let attributes = try ItemAttributes(readingRecordOf: item)
+    return ItemState(
+      marks: try counted.union(marking).union(clearing).marks(on: item, listed: attributes),
+      record: try? SweepProvenance.read(from: item, listed: attributes))
   }
 
   /// Marks or clears `node`; returns what to tell the person.
   func apply(_ action: MarkingRun.Action, to node: Int32, in tree: inout BrowseTree) -> String {
     let mechanisms = action == .mark ? marking : clearing
-    let path = FilePath(bytes: tree.path(of: node))
-    let item = FileItem(path: path, followSymbolicLinks: false)
-    let before = (try? mechanisms.marks(on: item)) ?? []
-    let record = try? SweepProvenance.read(from: item)
-    var failure: SkipBackupError?
-    do throws(SkipBackupError) {
-      try Self.worker(action, mechanisms).applyToPathThrowing(path)
-    } catch {
-      failure = error
+    var before: ItemState?
+    var changed: MechanismSet = []
+    var recordGone = false
+    let failure = change(node, in: &tree) { (item) throws(SkipBackupError) -> SkipBackupError? in
+      before = try? state(of: item)
+      do throws(SkipBackupError) {
+        try Self.worker(action, mechanisms).applyThrowing(item)
+      } catch  where error.isNoSuchFile {
+        throw error  // gone: nothing was written
+      } catch {
+        return error
+      }
+      return nil
+    } noting: { after in
+      let (was, now) = (before?.marks ?? [], after?.marks ?? [])
+      changed = mechanisms.intersection(
+        action == .mark ? now.subtracting(was) : was.subtracting(now))
+      recordGone = before?.record != nil && after?.record == nil
+      if !changed.isEmpty || recordGone {
+        history.append(
+          Change(
+            action: action, node: node, mechanisms: changed,
+            record: recordGone ? before?.record : nil))
+      }
     }
-    let after = (try? mechanisms.marks(on: item)) ?? []
-    let changed = action == .mark ? after.subtracting(before) : before.subtracting(after)
-    let recordGone = record != nil && (try? SweepProvenance.read(from: item)) == nil
-    if !changed.isEmpty || recordGone {
-      history.append(
-        Change(
-          action: action, node: node, mechanisms: changed, record: recordGone ? record : nil))
-    }
-    refresh(node, item, in: &tree, failure: failure)
     if let failure {
       failures += 1
       return failure.description
@@ -79,46 +115,90 @@ final class MarkEditor {
   /// back. `nil` when there is nothing to undo.
   func undo(in tree: inout BrowseTree) -> String? {
     guard let change = history.popLast() else { return nil }
-    let path = FilePath(bytes: tree.path(of: change.node))
-    let item = FileItem(path: path, followSymbolicLinks: false)
-    var failure: SkipBackupError?
-    do throws(SkipBackupError) {
-      if !change.mechanisms.isEmpty {
-        try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
-          .applyToPathThrowing(path)
-      }
-      try change.record?.write(to: item)
-    } catch {
-      failure = error
+    let name = String(escapingForDisplay: tree.relativePath(of: change.node))
+    guard !tree.flags[Int(change.node)].contains(.vanished) else {
+      failures += 1
+      return "\(name): gone since the change, which is not undone"
     }
-    refresh(change.node, item, in: &tree, failure: failure)
+    let failure = self.change(change.node, in: &tree) {
+      (item) throws(SkipBackupError) -> SkipBackupError? in
+      do throws(SkipBackupError) {
+        if !change.mechanisms.isEmpty {
+          try Self.worker(change.action == .mark ? .clear : .mark, change.mechanisms)
+            .applyThrowing(item)
+        }
+        try change.record?.write(to: item)
+      } catch  where error.isNoSuchFile {
+        throw error
+      } catch {
+        return error
+      }
+      return nil
+    }
     if let failure {
       failures += 1
       return failure.description
     }
-    let name = String(escapingForDisplay: tree.relativePath(of: change.node))
     return "undone: \(change.action.verb) \(name)"
   }
 
-  /// Reads the item's counted marks and rule again and brings the sums up
-  /// to date; an item gone is shown as vanished.
+  /// Runs `body` on `node`, reached as a name in its parent (opened from
+  /// ROOT one name at a time, no link followed), reads the item's state
+  /// once, hands it to `noting` (`nil`: it could not be read) and brings
+  /// the row up to date from it; returns what failed. `body` throws when
+  /// the item is gone, and returns what else failed. An item gone, or a
+  /// directory on the way to it, is looked up once more, as every command's
+  /// walk looks again at its end (renamed away and back, as an editor's save
+  /// does); gone still, it is dropped from the screen, not shown as an error.
+  private func change(
+    _ node: Int32, in tree: inout BrowseTree,
+    _ body: (FileItem) throws(SkipBackupError) -> SkipBackupError?,
+    noting: (ItemState?) -> Void = { _ in }
+  ) -> SkipBackupError? {
+    var gone: SkipBackupError?
+    for _ in 0..<2 {
+      do throws(SkipBackupError) {
+        return try FileItem.withItem(
+          tree.relativePath(of: node), below: root, rootPath: rootPath
+        ) { (item) throws(SkipBackupError) -> SkipBackupError? in
+          let failure = try body(item)
+          let after = Result { () throws(SkipBackupError) -> ItemState in try state(of: item) }
+          if case .failure(let error) = after, error.isNoSuchFile { throw error }
+          noting(try? after.get())
+          try refresh(node, item, after, in: &tree, failure: failure)
+          return failure
+        }
+      } catch  where error.isNoSuchFile {
+        gone = error
+      } catch {
+        // The way refused (a directory on it is a symbolic link now):
+        // nothing was written, and the row says why.
+        tree.problems[node] = error.description
+        return error
+      }
+    }
+    tree.drop(node)
+    return gone
+  }
+
+  /// Brings the item's counted marks, rule and sums up to date from its
+  /// `state`, read after the change; throws when the item is gone.
   private func refresh(
-    _ node: Int32, _ item: FileItem, in tree: inout BrowseTree, failure: SkipBackupError?
-  ) {
+    _ node: Int32, _ item: FileItem, _ state: Result<ItemState, SkipBackupError>,
+    in tree: inout BrowseTree, failure: SkipBackupError?
+  ) throws(SkipBackupError) {
     do throws(SkipBackupError) {
-      let marks = try counted.marks(on: item)
-      let rule = marks.isEmpty ? nil : (try? SweepProvenance.read(from: item))?.rule
+      let marks = try state.get().marks.intersection(counted)
+      let rule = marks.isEmpty ? nil : try state.get().record?.rule
       tree.ownBytes[Int(node)] = try ownBytes(of: node, item, in: tree)
       tree.update(node, marks: marks, rule: rule)
-      tree.flags[Int(node)].remove(.vanished)
     } catch  where error.isNoSuchFile {
-      tree.flags[Int(node)].insert(.vanished)
-      tree.update(node, marks: [], rule: nil)
+      throw error
     } catch {
       tree.flags[Int(node)].insert(.unreadable)
       tree.problems[node] = error.description
     }
-    if let failure, !failure.isNoSuchFile { tree.problems[node] = failure.description }
+    if let failure { tree.problems[node] = failure.description }
   }
 
   /// The item's own bytes now: a mark can take a block of its own (ext4
@@ -136,10 +216,16 @@ final class MarkEditor {
     var bytes = Int64(status.st_blocks) * 512
     let tag = Array(CacheDirectoryTag.fileName.utf8)
     if status.st_mode & S_IFMT == S_IFDIR && tree.entry(named: tag, in: node) == nil {
-      let path = FilePath(bytes: tree.path(of: node) + [0x2F] + tag)
-      if let tagStatus = try? FileItem(path: path, followSymbolicLinks: false).status() {
-        bytes += Int64(tagStatus.st_blocks) * 512
+      // In the item itself, opened as its parent's entry with no link
+      // followed, as the change reached it: not by its full path.
+      let tagStatus = try? item.withOpenDescriptor(MountFlag.pathOnly | O_DIRECTORY) {
+        (directory) throws(SkipBackupError) in
+        try FileItem(
+          name: FilePath(bytes: tag), in: FileDescriptor(rawValue: directory),
+          displayPath: item.displayPath.appending(bytes: tag)
+        ).status()
       }
+      if let tagStatus { bytes += Int64(tagStatus.st_blocks) * 512 }
     }
     return bytes
   }

@@ -77,11 +77,8 @@ final class TreeBuilder: ReportingVisitor {
     // du -x leaves a mount point out altogether, and so does browse -x.
     if entry.isOnOtherFilesystem { return .skipChildren }
     var parentNode: Int32 = -1
-    var hash = rootPathHash
-    if entry.depth > 0 {
-      (parentNode, hash) = parentInChain(entry)
-      hash = pathHash(hash, adding: UnsafeRawBufferPointer(entry.name))
-    }
+    var parentHash = rootPathHash
+    if entry.depth > 0 { (parentNode, parentHash) = parentInChain(entry) }
     let name = entry.depth == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : entry.name
     var flags: NodeFlags = []
     if entry.type.isDirectory { flags.insert(.directory) }
@@ -91,14 +88,38 @@ final class TreeBuilder: ReportingVisitor {
     do throws(SkipBackupError) {
       status = try entry.item.status()
     } catch {
+      if reporter.isVanished(error, at: entry) { return .vanished }
       let node = part.nodes.add(
-        name: name, parent: parentNode, bytes: 0,
-        flags: flags.union(error.isNoSuchFile ? .vanished : .unreadable))
-      if !error.isNoSuchFile { part.problems[node] = entry.located(error).description }
+        name: name, parent: parentNode, bytes: 0, flags: flags.union(.unreadable))
+      part.problems[node] = entry.located(error).description
       return .skipChildren
     }
     let isDirectory = status.st_mode & S_IFMT == S_IFDIR
     if isDirectory { flags.insert(.directory) } else { flags.remove(.directory) }
+
+    // Every item's own marks, below a marked directory too: clearing that
+    // directory in the browser shows what stays out without a new walk.
+    var marks: MechanismSet = []
+    var rule: [UInt8]?
+    var problem: String?
+    if entry.type.isRegularOrDirectory {
+      var sweepRecord = false
+      do throws(SkipBackupError) {
+        marks = try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
+        if !marks.isEmpty && sweepRecord,
+          let record = try? SweepProvenance.read(from: entry.item)
+        {
+          rule = record.rule
+        }
+      } catch {
+        // Gone since the listing: looked up again at the end of the walk,
+        // as every command does, and left out if it is gone for good.
+        if reporter.isVanished(error, at: entry) { return .vanished }
+        flags.insert(.unreadable)
+        problem = entry.located(error).description
+      }
+    }
+
     var size = Int64(status.st_blocks) * 512
     // A hard-linked inode counts once, where it is met first, as du counts it.
     if !isDirectory && status.st_nlink > 1
@@ -107,30 +128,15 @@ final class TreeBuilder: ReportingVisitor {
       size = 0
     }
     let node = part.nodes.add(name: name, parent: parentNode, bytes: size, flags: flags)
-
-    // Every item's own marks, below a marked directory too: clearing that
-    // directory in the browser shows what stays out without a new walk.
-    if entry.type.isRegularOrDirectory {
-      var sweepRecord = false
-      do throws(SkipBackupError) {
-        let marks = try mechanisms.marks(on: entry.item, sweepRecord: &sweepRecord)
-        part.nodes.marks[Int(node)] = marks
-        if !marks.isEmpty && sweepRecord,
-          let record = try? SweepProvenance.read(from: entry.item)
-        {
-          part.rules[node] = record.rule
-          part.nodes.flags[Int(node)].insert(.swept)
-        }
-      } catch  where error.isNoSuchFile {
-        part.nodes.flags[Int(node)].insert(.vanished)
-        return .skipChildren
-      } catch {
-        part.nodes.flags[Int(node)].insert(.unreadable)
-        part.problems[node] = entry.located(error).description
-      }
-    }
+    part.nodes.marks[Int(node)] = marks
+    if let rule { part.rules[node] = rule }
+    if let problem { part.problems[node] = problem }
 
     guard isDirectory && entry.type.isDirectory else { return .skipChildren }
+    // Only a directory is looked for by its path's hash (a stub's parent).
+    let hash =
+      entry.depth == 0
+      ? rootPathHash : pathHash(parentHash, adding: UnsafeRawBufferPointer(entry.name))
     part.directories[hash] = node
     let length = entry.pathBytes.count
     chainPath.removeAll(keepingCapacity: true)

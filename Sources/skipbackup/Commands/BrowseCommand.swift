@@ -84,11 +84,30 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
     }
     let counted = try tree.mechanisms(default: .all)
     let given = !tree.mechanismOptions.mechanism.isEmpty
+    let rootPath = RawArguments.path(root ?? ".")
+    // ROOT is opened before the walk, so that marks go into the tree that
+    // was walked; O_PATH, since a ROOT that is no directory (refused after
+    // the walk, which says why) must not block.
+    let opened = Result { () throws(SkipBackupError) -> CInt in
+      try check(.openat, rootPath) {
+        rootPath.withCString { system_openat(AT_FDCWD, $0, MountFlag.pathOnly | O_CLOEXEC, 0) }
+      }
+    }
+    guard var browseTree = walk(rootPath, counted, diagnostics) else {
+      if case .success(let descriptor) = opened { _ = system_close(descriptor) }
+      throw ExitCode.failure
+    }
+    let rootDescriptor: CInt
+    switch opened {
+    case .success(let descriptor): rootDescriptor = descriptor
+    case .failure(let error):
+      diagnostics.report(error)
+      throw ExitCode.failure
+    }
     let editor = MarkEditor(
       counted: counted, marking: given ? counted : MarkCommand.defaultMechanisms,
-      clearing: given ? counted : ClearCommand.defaultMechanisms)
-    let rootPath = RawArguments.path(root ?? ".")
-    guard var browseTree = walk(rootPath, counted, diagnostics) else { throw ExitCode.failure }
+      clearing: given ? counted : ClearCommand.defaultMechanisms, root: rootDescriptor,
+      rootPath: FilePath(bytes: browseTree.rootPath))
     let utf8 = cncurses_use_locale() == 1
     guard cncurses_guard_terminal() == 0, cncurses_begin() == 0 else {
       diagnostics.report(
@@ -163,10 +182,6 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
   private func rootExclusion(
     of root: FilePath, _ mechanisms: MechanismSet
   ) throws(SkipBackupError) -> BrowseTree.RootExclusion? {
-    guard let above = try mechanisms.markedAncestor(of: root) else { return nil }
-    let item = FileItem(path: above, followSymbolicLinks: false)
-    return BrowseTree.RootExclusion(
-      path: above.bytes, marks: try mechanisms.marks(on: item),
-      rule: (try? SweepProvenance.read(from: item))?.rule)
+    try mechanisms.markedAncestor(of: root).map { BrowseTree.RootExclusion(path: $0.bytes) }
   }
 }

@@ -141,19 +141,19 @@ final class MarkingWorker: ReportingVisitor {
   /// One PATH, not recursive: a symbolic link is refused unless `-L`.
   func applyToPath(_ path: FilePath) {
     do {
-      try applyToPathThrowing(path)
+      try applyThrowing(FileItem(path: path, followSymbolicLinks: run.items.dereference))
     } catch {
       reporter.report(error)
     }
   }
 
-  /// ``applyToPath(_:)`` with the failure thrown, not reported: `browse`
-  /// marks and clears one item at a time this way, and shows a failure on
-  /// its screen.
-  func applyToPathThrowing(_ path: FilePath) throws(SkipBackupError) {
-    let item = FileItem(path: path, followSymbolicLinks: run.items.dereference)
-    if !run.items.dereference, let refusal = symbolicLinkRefusal(item) { throw refusal }
-    try apply(item, with: run.mechanisms) { path }
+  /// Marks or clears one item, not recursive, with the failure thrown, not
+  /// reported: ``applyToPath(_:)``'s, and `browse`'s, which reaches the item
+  /// by name in its open parent and shows a failure on its screen. A
+  /// symbolic link is refused unless the item follows it (`-L`).
+  func applyThrowing(_ item: FileItem) throws(SkipBackupError) {
+    if !item.followsSymbolicLinks, let refusal = symbolicLinkRefusal(item) { throw refusal }
+    try apply(item, with: run.mechanisms) { item.displayPath }
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {

@@ -100,27 +100,23 @@ struct WhiteoutLayer: ~Copyable {
     throws(SkipBackupError)
   {
     let realPath = root.path.appending(bytes: directory)
-    let names = directory.split(separator: UInt8(ascii: "/"))
-    var parent = rootDescriptor
-    defer { if parent != rootDescriptor { _ = system_close(parent) } }
-    for name in names.dropLast() {
-      let cString = name.map { CChar(bitPattern: $0) } + [0]
-      let opened = try check(.openat, realPath) {
-        cString.withUnsafeBufferPointer {
-          system_openat(
-            parent, $0.baseAddress!,
-            MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-        }
-      }
-      if parent != rootDescriptor { _ = system_close(parent) }
-      parent = opened
+    guard !directory.isEmpty else {
+      try copyMetadata(
+        root, directory, layer: layer, from: FileItem(path: realPath, followSymbolicLinks: false))
+      return
     }
-    let real =
-      names.last.map {
-        FileItem(
-          name: FilePath(bytes: Array($0)), in: FileDescriptor(rawValue: parent),
-          displayPath: realPath)
-      } ?? FileItem(path: realPath, followSymbolicLinks: false)
+    try FileItem.withItem(
+      directory, below: rootDescriptor, rootPath: root.path
+    ) { (real) throws(SkipBackupError) in
+      try copyMetadata(root, directory, layer: layer, from: real)
+    }
+  }
+
+  /// ``copyMetadata(_:_:layer:real:)`` from `real`, the real directory.
+  private func copyMetadata(
+    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, from real: FileItem
+  ) throws(SkipBackupError) {
+    let realPath = real.displayPath
     let status = try real.status()
     guard status.st_mode & S_IFMT == S_IFDIR else {
       // Replaced since the walk: the view would not be what the walk saw.
@@ -162,15 +158,5 @@ extension AttributeName {
     let bytes = self.bytes
     return bytes.starts(with: Array("trusted.overlay.".utf8))
       || bytes.starts(with: Array("user.overlay.".utf8))
-  }
-}
-
-extension FilePath {
-  /// This path with `relative` (bytes, no leading slash) below it.
-  func appending(bytes relative: [UInt8]) -> FilePath {
-    guard !relative.isEmpty else { return self }
-    var whole = self.bytes
-    if whole.last != UInt8(ascii: "/") { whole.append(UInt8(ascii: "/")) }
-    return FilePath(bytes: whole + relative)
   }
 }

@@ -74,9 +74,17 @@ final class Reporter {
   /// counts it if it is still gone), else ``TreeVisit/skipChildren``, with
   /// the failure reported.
   func unreadable(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> TreeVisit {
-    if error.isNoSuchFile && entry.depth > 0 { return .vanished }
+    if isVanished(error, at: entry) { return .vanished }
     report(error, at: entry)
     return .skipChildren
+  }
+
+  /// Whether `error` says the entry is gone since its directory was listed:
+  /// ``unreadable(_:at:)``'s policy, for `browse`, which shows the other
+  /// failures on its screen rather than reporting them. ROOT gone is a
+  /// failure, not an entry to look for again.
+  func isVanished(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> Bool {
+    error.isNoSuchFile && entry.depth > 0
   }
 }
 
