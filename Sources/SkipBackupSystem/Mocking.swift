@@ -132,13 +132,18 @@ import SystemPackage
     }
 
     /// Runs what `SKIPBACKUP_RACE` names: a comma-separated list of
-    /// `CALL:NUMBER:PROGRAM`, each PROGRAM run (with this process's `PATH`
-    /// and nothing else of its environment) just before the NUMBERth call
-    /// of CALL, and waited for. A test's racing process at one exact point:
-    /// a person's `mark` between the sweep's record and its marks, a link
-    /// swapped in between the listing and the write, which a timed race hits
-    /// a few times in 100,000 (issue 24, 8 and 10). A PROGRAM that fails
-    /// stops the run, so that a race that did not happen cannot pass.
+    /// `CALL:NUMBER:SCRIPT`, each SCRIPT run by `/bin/sh` (with this
+    /// process's `PATH` and nothing else of its environment) just before
+    /// the NUMBERth call of CALL, and waited for: a test's racing process
+    /// at one exact point (a person's `mark` between the sweep's record and
+    /// its marks, a link swapped in between the listing and the write),
+    /// which a timed race hits a few times in 100,000 (issue 24, 8 and 10).
+    /// A SCRIPT that fails stops the run, so that a race that did not
+    /// happen cannot pass. By `sh`, not executed itself: a test writes the
+    /// script just before, and a child another thread of the test forks
+    /// meanwhile can still hold it open for writing, which makes `execve`
+    /// of the script fail with `ETXTBSY` (2 runs of the whole suite in
+    /// about 10).
     fileprivate func performRaces(_ value: String) {
       let path = system_getenv("PATH").map { "PATH=" + String(cString: $0) } ?? "PATH=/usr/bin:/bin"
       for item in value.split(separator: ",") {
@@ -146,13 +151,19 @@ import SystemPackage
         guard parts.count == 3, let call = SystemCall(rawValue: String(parts[0])),
           let number = Int(parts[1])
         else { fatalError("SKIPBACKUP_RACE: cannot read '\(item)'") }
-        let program = FilePath(String(parts[2]))
+        let script = String(parts[2])
         perform(before: call, number: number) {
-          let result = try? runProgram(program, arguments: [], environment: [Array(path.utf8)])
-          guard let result, result.status == 0 else {
+          let result = Result { () throws(SkipBackupError) in
+            try runProgram(
+              "/bin/sh", arguments: [Array(script.utf8)], environment: [Array(path.utf8)])
+          }
+          switch result {
+          case .success(let ran) where ran.status == 0: break
+          case .success(let ran):
             fatalError(
-              "SKIPBACKUP_RACE: \(program) failed: \(result.map { String(decoding: $0.errorOutput, as: UTF8.self) } ?? "not started")"
-            )
+              "SKIPBACKUP_RACE: \(script) exited \(ran.status): "
+                + String(decoding: ran.errorOutput, as: UTF8.self))
+          case .failure(let error): fatalError("SKIPBACKUP_RACE: \(script): \(error)")
           }
         }
       }
