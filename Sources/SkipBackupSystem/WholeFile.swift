@@ -1,28 +1,30 @@
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// The whole of a small file (sweep's rules file, /proc/self/mountinfo);
 /// one larger than `limit` bytes is `EFBIG` (`--rules /dev/zero` aborted
-/// the run for want of memory).
+/// the run for want of memory). Through the `system_*` wrappers, so that a
+/// test can force the kernel's refusals here too.
+///
+/// The corresponding C functions are `openat(2)`, `read(2)` and `close(2)`.
 package func readWholeFile(_ path: FilePath, limit: Int = 1 << 20) throws(Errno) -> [UInt8] {
-  let descriptor: FileDescriptor
-  do {
-    descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
-  } catch let error as Errno {
-    throw error
-  } catch {
-    throw .ioError
+  let descriptor = path.withCString {
+    system_openat(MountFlag.atWorkingDirectory, $0, O_RDONLY | O_CLOEXEC, 0)
   }
-  defer { try? descriptor.close() }
+  guard descriptor >= 0 else { throw Errno.current }
+  defer { _ = system_close(descriptor) }
   var bytes: [UInt8] = []
   var chunk = [UInt8](repeating: 0, count: 64 * 1024)
   while true {
-    let count: Int
-    do {
-      count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
-    } catch let error as Errno {
-      throw error
-    } catch {
-      throw .ioError
+    let count = chunk.withUnsafeMutableBytes { system_read(descriptor, $0.baseAddress, $0.count) }
+    if count < 0 {
+      if Errno.current == .interrupted { continue }
+      throw Errno.current
     }
     if count == 0 { return bytes }
     bytes += chunk[..<count]
