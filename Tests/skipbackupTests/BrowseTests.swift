@@ -157,11 +157,15 @@ extension CLITests {
       return root
     }
 
-    static func browse(_ root: String, _ options: String = "") throws -> TmuxSession {
+    /// `race`: what the debug build's SKIPBACKUP_RACE runs, and before which call.
+    static func browse(_ root: String, _ options: String = "", race: String? = nil) throws
+      -> TmuxSession
+    {
+      let environment = race.map { "SKIPBACKUP_RACE='\($0)' " } ?? ""
       // The shell traps SIGINT (a command, so browse gets the default
       // action back), so that Ctrl-C ends browse and not the script too.
       let session = try TmuxSession(
-        "trap true INT\nstty -g > \"$SCRATCH/before\"\n\"$SKIPBACKUP\" browse \(options) '\(root)'\n"
+        "trap true INT\nstty -g > \"$SCRATCH/before\"\n\(environment)\"$SKIPBACKUP\" browse \(options) '\(root)'\n"
           + "echo $? > \"$SCRATCH/status\"\nstty -g > \"$SCRATCH/after\"")
       session.waitFor("items by size")
       return session
@@ -480,9 +484,7 @@ extension CLITests {
           "back.sh", "#!/bin/sh\nmv '\(tree.path)/only' '\(root)/only'\n")
         #expect(chmod(away, 0o755) == 0 && chmod(again, 0o755) == 0)
         let races = "fstatat:3:\(away)" + (back ? ",fstatat:4:\(again)" : "")
-        let session = try TmuxSession(
-          "SKIPBACKUP_RACE='\(races)' \"$SKIPBACKUP\" browse '\(root)'\n"
-            + "echo $? > \"$SCRATCH/status\"")
+        let session = try Self.browse(root, race: races)
         let screen = session.waitFor("items by size")
         #expect(!screen.contains { $0.contains("vanished") }, "\(screen.joined(separator: "\n"))")
         if back {
@@ -552,10 +554,7 @@ extension CLITests {
       let counter = tree.file("count.sh", "#!/bin/sh\necho x >> '\(log)'\n")
       #expect(chmod(counter, 0o755) == 0)
       let races = (1...60).map { "listxattrat:\($0):\(counter)" }.joined(separator: ",")
-      let session = try TmuxSession(
-        "SKIPBACKUP_RACE='\(races)' \"$SKIPBACKUP\" browse '\(root)'\n"
-          + "echo $? > \"$SCRATCH/status\"")
-      session.waitFor("items by size")
+      let session = try Self.browse(root, race: races)
       func calls() -> Int {
         ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").count { $0 == "\n" }
       }
