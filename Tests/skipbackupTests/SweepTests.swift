@@ -677,6 +677,30 @@ extension CLITests {
       #expect(!nodump())
     }
 
+    /// The owner's `clear -m xdg` on an item others may write removes a
+    /// record found there rather than write it again as the owner's: once
+    /// the item is the owner's alone, a forged `nodump,xdg` record turned
+    /// into `nodump` would make `--undo` clear the owner's own nodump flag.
+    @Test func clearNeverWritesAgainARecordOthersMayHaveWritten() throws {
+      let tree = try TemporaryDirectory()
+      chmod(tree.path, 0o755)
+      let home = tree.directory("home")
+      let notes = tree.file("home/notes")
+      #expect(run(["chgrp", "nogroup", Argument(notes)]).status == 0)
+      chmod(notes, 0o664)
+      #expect(skipbackup("mark", "-m", "nodump,xdg", Argument(notes)).status == 0)
+      let forged = run(
+        ["setfattr", "-n", "user.skipbackup.sweep.nodump,xdg:forged", Argument(notes)],
+        asNobody: true)
+      #expect(forged.status == 0, "\(forged)")
+      #expect(skipbackup("clear", "-m", "xdg", Argument(notes)).status == 0)
+      #expect(recordOf(notes) == nil)
+      chmod(notes, 0o644)
+      #expect(sweep(["--undo", home], home: home).status == 0)
+      #expect(
+        run(["lsattr", "-d", Argument(notes)]).output.prefix(while: { $0 != " " }).contains("d"))
+    }
+
     /// A tree whose `home` holds one project, `a`, with a node_modules that
     /// the built-in rules mark; the tree is open to the user nobody.
     private func nodeProject() throws -> TemporaryDirectory {

@@ -239,8 +239,11 @@ final class MarkingWorker: ReportingVisitor {
       // 7). In a recursive run, only where the mark was there already or
       // was removed (a call per item otherwise costs every item of the tree).
       if !run.items.recursive || (run.action == .mark) != changed {
+        // A record others may have written is never written again as this
+        // user's: it goes, as a sweep would not trust it either.
         if run.action == .clear, let record = try SweepProvenance.read(from: item),
-          !record.mechanisms.subtracting(mechanisms).isEmpty
+          !record.mechanisms.subtracting(mechanisms).isEmpty,
+          SweepStateReader.recordIsTrusted(on: item)
         {
           try SweepProvenance(
             mechanisms: record.mechanisms.subtracting(mechanisms), rule: record.rule
