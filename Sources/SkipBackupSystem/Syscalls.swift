@@ -468,6 +468,7 @@ package enum MountFlag {
   package static let fsmountCloseOnExec = CXATTR_FSMOUNT_CLOEXEC
   package static let readOnly = CXATTR_MOUNT_ATTR_RDONLY
   package static let emptyPath = CXATTR_MOVE_MOUNT_F_EMPTY_PATH
+  package static let targetEmptyPath = CXATTR_MOVE_MOUNT_T_EMPTY_PATH
 }
 
 /// The corresponding C function is `unshare(2)`, through CXattr: glibc

@@ -558,6 +558,43 @@ import TestSupport
     #expect(result.errors.contains("bind-mounted"), "\(result)")
   }
 
+  /// A filesystem mounted inside ROOT gets its view through the view above
+  /// it, by descriptor: a directory on the way swapped for a link to a
+  /// directory outside ROOT after the mount table was read (here just
+  /// before the first view is mounted, SKIPBACKUP_RACE) stops the run with
+  /// ENOTDIR; the inner view is never mounted at the link's target, and
+  /// COMMAND does not run.
+  @Test func aViewInsideRootIsNeverMountedThroughALinkSwappedIn() throws {
+    let tree = try TrickyTree()
+    let work = tree.directory.path
+    for directory in [
+      tree.root + "/way", tree.root + "/way/mnt", work + "/outside", work + "/outside/mnt",
+    ] {
+      Make.directory(Bytes(directory))
+    }
+    Make.file(Bytes(work + "/outside/mnt/victim"))
+    let swap = work + "/swap.sh"
+    Make.file(
+      Bytes(swap),
+      "mv '\(tree.root)/way' '\(work)/way.old' && ln -s '\(work)/outside' '\(tree.root)/way'\n")
+    let script = #"""
+      mount -t tmpfs none "$1/way/mnt" && echo no >"$1/way/mnt/marked" &&
+        "$2" mark "$1/way/mnt/marked" &&
+        SKIPBACKUP_RACE="move_mount:1:$4" "$2" run -q "$1" -- touch "$3/ran"; echo "status: $?"
+      """#
+    let result = run([
+      "unshare", "-m", "--propagation", "private", "sh", "-c", Argument(script), "sh",
+      Argument(tree.root), Argument(skipbackupPath), Argument(work), Argument(swap),
+    ])
+    #expect(
+      access(tree.root + "/way", F_OK) == 0 && access(work + "/way.old", F_OK) == 0,
+      "the race did not happen: \(result)")
+    #expect(result.output.contains("status: 1"), "\(result)")
+    #expect(result.errors.contains("\(tree.root)/way"), "\(result)")
+    #expect(result.errors.contains("Not a directory"), "\(result)")
+    #expect(access(work + "/ran", F_OK) != 0, "COMMAND ran")
+  }
+
   /// HOME is ROOT and ~/.cache is marked: borg 1.2, borg 2, restic and
   /// duplicity, with their default cache, config and key locations, write
   /// their real state (it is there after the run, and the second run of

@@ -84,6 +84,7 @@ static const unsigned int CXATTR_FSCONFIG_CMD_CREATE = 6;
 static const unsigned int CXATTR_FSMOUNT_CLOEXEC = 1;
 static const unsigned int CXATTR_MOUNT_ATTR_RDONLY = 1;
 static const unsigned int CXATTR_MOVE_MOUNT_F_EMPTY_PATH = 4;
+static const unsigned int CXATTR_MOVE_MOUNT_T_EMPTY_PATH = 0x40;
 int cxattr_unshare(int flags);
 int cxattr_mount(const char *source, const char *target, const char *type, unsigned long flags,
                  const void *data);

@@ -127,9 +127,29 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     do throws(SkipBackupError) {
       let privilege = MountNamespace.Privilege.current
       try MountNamespace.enter(privilege)
+      // A view inside another (a filesystem mounted inside a ROOT) is
+      // reached from the one it is in, by descriptor, never by its path
+      // again: mountinfo named it, and a directory on the way may have
+      // become a link since (ENOTDIR, nothing mounted).
+      let owners = viewRoots.indices.map { index in
+        viewRoots.indices.last {
+          path(viewRoots[index].path.bytes[...], below: viewRoots[$0].path.bytes) != nil
+        }
+      }
+      func inside(_ index: Int, _ owner: Int) -> [UInt8] {
+        Array(path(viewRoots[index].path.bytes[...], below: viewRoots[owner].path.bytes)!)
+      }
       // Opened in the new namespace (overlayfs takes layers from the
       // caller's namespace only) and before anything is mounted there.
-      let reals = try viewRoots.map { root throws(SkipBackupError) in try OverlayView.openReal(root)
+      var reals: [CInt] = []
+      for (index, root) in viewRoots.enumerated() {
+        if let owner = owners[index] {
+          reals.append(
+            try FileItem.openDirectory(
+              inside(index, owner), below: reals[owner], rootPath: viewRoots[owner].path))
+        } else {
+          reals.append(try OverlayView.openReal(root))
+        }
       }
       // HOME's real directory for the tools' own state, before anything is mounted.
       try ToolState(roots: viewRoots)?.pass()
@@ -137,15 +157,24 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
         try layer.build(root, index: index, real: reals[index])
       }
+      var views: [CInt] = []
       for (index, root) in viewRoots.enumerated() {
+        let target = try owners[index].map { owner throws(SkipBackupError) in
+          try FileItem.openDirectory(
+            inside(index, owner), below: views[owner], rootPath: viewRoots[owner].path)
+        }
         do throws(SkipBackupError) {
-          try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
+          views.append(
+            try OverlayView.mount(
+              root, layer: parts[index], real: reals[index], privilege: privilege, on: target))
         } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
           // A kernel that takes no lower layer from a detached mount (Linux
           // 6.18 does; older ones log "failed to clone lowerpath"): attach
           // the layer at the first ROOT, under its view.
           try layer.attach(at: root.path)
-          try OverlayView.mount(root, layer: parts[index], real: reals[index], privilege: privilege)
+          views.append(
+            try OverlayView.mount(
+              root, layer: parts[index], real: reals[index], privilege: privilege))
         }
       }
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }

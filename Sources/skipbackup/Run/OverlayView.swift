@@ -22,14 +22,20 @@ enum OverlayView {
     }
   }
 
-  /// Mounts the overlay of `layer` over `real` at the ROOT's path.
+  /// Mounts the overlay of `layer` over `real` at the ROOT's path, or on
+  /// `target`, an open directory, when one is given: a filesystem mounted
+  /// inside a ROOT is reached through the view above it by descriptor, so
+  /// that no link swapped in on the way moves the view elsewhere. Returns
+  /// the mounted view (close-on-exec), through which a view inside it is
+  /// reached.
   ///
   /// Both layers are named as /proc/self/fd/N: the layer has no other name,
   /// and the real directory's path now leads to the view of a ROOT above it.
   /// `userxattr` (Linux 5.11) lets overlayfs mount in a user namespace.
   static func mount(
-    _ root: ViewRoot, layer: CInt, real: CInt, privilege: MountNamespace.Privilege
-  ) throws(SkipBackupError) {
+    _ root: ViewRoot, layer: CInt, real: CInt, privilege: MountNamespace.Privilege,
+    on target: CInt? = nil
+  ) throws(SkipBackupError) -> CInt {
     let context = try check(.fsopen, root.path) {
       system_fsopen("overlay", MountFlag.fsopenCloseOnExec)
     }
@@ -49,11 +55,20 @@ enum OverlayView {
     let mounted = try check(.fsmount, root.path) {
       system_fsmount(context, MountFlag.fsmountCloseOnExec, MountFlag.readOnly)
     }
-    defer { _ = system_close(mounted) }
-    try check(.moveMount, root.path) {
-      root.path.withCString {
-        system_move_mount(mounted, "", MountFlag.atWorkingDirectory, $0, MountFlag.emptyPath)
+    do {
+      try check(.moveMount, root.path) {
+        if let target {
+          return system_move_mount(
+            mounted, "", target, "", MountFlag.emptyPath | MountFlag.targetEmptyPath)
+        }
+        return root.path.withCString {
+          system_move_mount(mounted, "", MountFlag.atWorkingDirectory, $0, MountFlag.emptyPath)
+        }
       }
+    } catch {
+      _ = system_close(mounted)
+      throw error
     }
+    return mounted
   }
 }
