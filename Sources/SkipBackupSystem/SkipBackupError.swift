@@ -178,14 +178,14 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// was something else at the call: a symbolic link or special file
   /// swapped in since its directory was listed, or there at the call and
   /// gone again by the look that explains the refusal. The attribute
-  /// mechanisms' `EPERM` (``isRefusedForFileType``,
-  /// ``isRefusedForAMomentaryType``), an open that met a link
+  /// mechanisms' `EPERM` on what is no file or directory
+  /// (``isRefusedForFileType``), an open that met a link
   /// (``isLinkNotFollowed``), and nodump's and cachedir's own refusals of
   /// what is no file or directory. `mark -R` and `sweep` both skip and
   /// count such an entry, not report it, and do not follow it (issue 24,
   /// 10: 8 sweeps in 1,000 under scripts/torture's swaps reported one).
   public var isSwappedInDuringWalk: Bool {
-    isRefusedForFileType || isRefusedForAMomentaryType || isLinkNotFollowed
+    isRefusedForFileType || isLinkNotFollowed
       || refusal == .inodeFlagsNeedFileOrDirectory
       || refusal == .cacheDirectoryTagNeedsDirectory
   }

@@ -187,16 +187,10 @@ final class MarkingWorker: ReportingVisitor {
     let mechanisms = entry.depth > 0 && !entry.type.isDirectory ? fileMechanisms : run.mechanisms
     if mechanisms.isEmpty { return .descend }
     let pathBytes = entry.pathBytes
+    let item = entry.item
     do {
-      do {
-        try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
-      } catch  where entry.depth > 0 && error.errno == .notPermitted && !error.isRefusedForFileType
-      {
-        // EPERM from a name that a symbolic link held for a moment and a
-        // directory or file holds again by the time its type is looked up
-        // (scripts/torture's swap rounds): one more try tells that race from
-        // an immutable item, which refuses again.
-        try apply(entry.item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
+      try retryingAMomentaryRefusal(at: entry.depth) { () throws(SkipBackupError) in
+        try apply(item, with: mechanisms) { FilePath(bytes: Array(pathBytes)) }
       }
     } catch  where error.isNoSuchFile && entry.depth > 0 {
       return .vanished

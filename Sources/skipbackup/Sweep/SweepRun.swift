@@ -328,31 +328,39 @@ final class SweepVisitor: ReportingVisitor {
       return .skipChildren
     }
     let rule = table.rules[index]
+    let item = entry.item
+    let handMarked: Bool
     do throws(SkipBackupError) {
-      if run.dryRun {
-        // What the run would fail with, found without writing.
-        try mechanisms.check(entry.item)
-      } else {
+      handMarked = try retryingAMomentaryRefusal(at: entry.depth) { () throws(SkipBackupError) in
+        if run.dryRun {
+          // What the run would fail with, found without writing.
+          try mechanisms.check(item)
+          return false
+        }
         let record = SweepProvenance(mechanisms: mechanisms, rule: rule.name)
-        try record.write(to: entry.item, holdingNoRecord: holdingNoRecord)
-        let wrote = try mechanisms.mark(entry.item)
+        try record.write(to: item, holdingNoRecord: holdingNoRecord)
+        let wrote = try mechanisms.mark(item)
         // Races with a person's mark and clear, item by item (issue 24, 8;
         // scripts/torture's sweeprace). The item had none of these marks
         // when its state was read and has them all now: `mark` put them
         // there meanwhile, and they are its hand marks, not the sweep's.
         if marksMissing && !wrote {
-          try SweepProvenance.remove(from: entry.item)
-          counts.alreadyMarked += 1
-          return .skipChildren
+          try SweepProvenance.remove(from: item)
+          return true
         }
         // `clear` removed the record between its write and the marks: the
         // marks are the sweep's, and carry its record again.
-        if wrote, try SweepProvenance.read(from: entry.item) == nil {
-          try record.write(to: entry.item, holdingNoRecord: true)
+        if wrote, try SweepProvenance.read(from: item) == nil {
+          try record.write(to: item, holdingNoRecord: true)
         }
+        return false
       }
     } catch {
       return failed(entry, error)
+    }
+    if handMarked {
+      counts.alreadyMarked += 1
+      return .skipChildren
     }
     counts.marked += 1
     let size = run.wantsSizes ? diskUsage(entry) : nil
@@ -387,12 +395,15 @@ final class SweepVisitor: ReportingVisitor {
     _ entry: borrowing TreeEntry, _ record: SweepProvenance, because reason: String,
     reported: TreeVisit = .skipChildren
   ) -> TreeVisit? {
+    let item = entry.item
     do throws(SkipBackupError) {
-      if run.dryRun {
-        try record.mechanisms.check(entry.item)
-      } else {
-        try record.mechanisms.clear(entry.item)
-        try SweepProvenance.remove(from: entry.item)
+      try retryingAMomentaryRefusal(at: entry.depth) { () throws(SkipBackupError) in
+        if run.dryRun {
+          try record.mechanisms.check(item)
+        } else {
+          try record.mechanisms.clear(item)
+          try SweepProvenance.remove(from: item)
+        }
       }
     } catch {
       return failed(entry, error, reported: reported)
