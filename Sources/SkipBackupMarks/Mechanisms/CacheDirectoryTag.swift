@@ -75,12 +75,10 @@ public enum CacheDirectoryTag {
         throw SkipBackupError(
           refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
       }
-      let opened = valueOrErrno {
-        system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o644)
-      }
-      switch opened {
-      case .success(let file): _ = system_close(file)
-      case .failure(.notSupported), .failure(.isDirectory), .failure(.invalidArgument): break
+      // The open the mark makes, so a dry run meets what it would meet.
+      switch UnnamedFile.open(in: directory, mode: 0o644) {
+      case .success(let file?): _ = system_close(file)
+      case .success(nil): break
       case .failure(let errno):
         throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
       }
