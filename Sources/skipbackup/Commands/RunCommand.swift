@@ -48,6 +48,12 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
   var sweep = false
 
+  @Flag(
+    help: ArgumentHelp(
+      "Take a read-only btrfs snapshot of the subvolume that holds each ROOT, and show COMMAND "
+        + "the snapshot, at ROOT's own path, without what was marked at that instant."))
+  var snapshot = false
+
   @OptionGroup var quiet: QuietOption
 
   @Argument(
@@ -104,25 +110,44 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
+    // The snapshots, once the sweep has marked what it marks: from here on
+    // each ROOT is read in its snapshot.
+    let snapshots = try snapshot ? takeSnapshots(&viewRoots, diagnostics) : nil
+
     for index in viewRoots.indices {
       for visitor in run.visitors {
-        visitor.rootLength = viewRoots[index].path.bytes.count
+        visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []
       }
-      run.walk(viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
+      run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
-      let sorted = run.visitors.flatMap(\.hidden).sorted { $0.lexicographicallyPrecedes($1) }
+      var found = run.visitors.flatMap(\.hidden)
+      // A subvolume's root shows no snapshot directory, nor anything marked in it.
+      if let snapshots, snapshots.roots[index].inside.isEmpty {
+        let name = SnapshotDirectory.name
+        found.removeAll {
+          $0.starts(with: name) && ($0.count == name.count || $0[name.count] == 0x2F)
+        }
+        found.append(name)
+      }
+      let sorted = found.sorted { $0.lexicographicallyPrecedes($1) }
       var hidden: [[UInt8]] = []
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
     }
     // A directory that could not be read may hold marks: the view would not be exact.
     try run.finish()
-    // A ROOT's view is mounted before the view of a ROOT inside it.
-    viewRoots = addMountPoints(viewRoots, diagnostics)
+    // A ROOT's view is mounted before the view of a ROOT inside it. A
+    // snapshot holds no mount: what is mounted below a ROOT shows as the
+    // directory it is mounted on, as the snapshot has it.
+    if snapshots == nil { viewRoots = addMountPoints(viewRoots, diagnostics) }
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw ExitCode.failure }
+
+    if let snapshots {
+      try superviseCommand(deleting: snapshots, diagnostics)
+    }
 
     do throws(SkipBackupError) {
       let privilege = MountNamespace.Privilege.current
@@ -143,7 +168,15 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       // caller's namespace only) and before anything is mounted there.
       var reals: [CInt] = []
       for (index, root) in viewRoots.enumerated() {
-        if let owner = owners[index] {
+        if let snapshots {
+          // From its own snapshot, which may not be the one above it.
+          let frozen = snapshots.roots[index]
+          let snapshot = snapshots.snapshots[frozen.snapshot]
+          let top = try snapshot.reopen()
+          let real = try FileItem.openDirectory(frozen.inside, below: top, rootPath: snapshot.path)
+          if real != top { _ = system_close(top) }
+          reals.append(real)
+        } else if let owner = owners[index] {
           reals.append(
             try FileItem.openDirectory(
               inside(index, owner), below: reals[owner], rootPath: viewRoots[owner].path))
@@ -184,6 +217,43 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     throw ExitCode(
       CommandLaunch.exec(commandArguments.map(RawArguments.bytes), diagnostics: diagnostics))
+  }
+
+  /// Takes the snapshots of the ROOTs' subvolumes (``SnapshotSet``), and
+  /// points each ROOT's view at its snapshot.
+  private func takeSnapshots(_ roots: inout [ViewRoot], _ diagnostics: Diagnostics) throws
+    -> SnapshotSet
+  {
+    do throws(SkipBackupError) {
+      let snapshots = try SnapshotSet(roots.map(\.path), privilege: .current)
+      for (index, frozen) in snapshots.roots.enumerated() { roots[index].real = frozen.real }
+      return snapshots
+    } catch {
+      diagnostics.report(Snapshot.explain(error))
+      throw ExitCode.failure
+    }
+  }
+
+  /// With snapshots, COMMAND runs as a child (``SupervisedCommand``), and
+  /// this process deletes the snapshots when it ends and then ends as it
+  /// did; this returns only in the child, which goes on to make the view
+  /// and become COMMAND.
+  private func superviseCommand(deleting snapshots: SnapshotSet, _ diagnostics: Diagnostics)
+    throws
+  {
+    do throws(SkipBackupError) {
+      switch try SupervisedCommand.fork() {
+      case .supervisor(let pid):
+        let status = SupervisedCommand.wait(for: pid)
+        snapshots.delete(diagnostics)
+        SupervisedCommand.end(as: status)
+      case .command:
+        try snapshots.holdForCommand()
+      }
+    } catch {
+      diagnostics.report(Snapshot.explain(error))
+      throw ExitCode.failure
+    }
   }
 
   /// Runs `skipbackup sweep` on the ROOTs, its report on standard error:

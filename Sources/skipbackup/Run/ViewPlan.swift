@@ -8,8 +8,17 @@ import SystemPackage
 struct ViewRoot {
   /// The ROOT's canonical path, where the view is mounted.
   let path: FilePath
+  /// Where the ROOT's items are read: the ROOT itself, or its copy in a
+  /// snapshot (`run --snapshot`).
+  var real: FilePath
   /// The topmost excluded items, relative to ``path`` ("a/b"), sorted.
   var hidden: [[UInt8]]
+
+  init(path: FilePath, hidden: [[UInt8]]) {
+    self.path = path
+    self.real = path
+    self.hidden = hidden
+  }
 }
 
 /// The walk of one ROOT for `run`: `list --excluded`'s visitor, which keeps

@@ -99,7 +99,7 @@ struct WhiteoutLayer: ~Copyable {
   )
     throws(SkipBackupError)
   {
-    let realPath = root.path.appending(bytes: directory)
+    let realPath = root.real.appending(bytes: directory)
     guard !directory.isEmpty else {
       try copyMetadata(
         root, directory, layer: layer, from: FileItem(path: realPath, followSymbolicLinks: false))
