@@ -12,7 +12,8 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "run",
     abstract: "Run COMMAND where each ROOT shows exactly what list --included lists.",
-    usage: "skipbackup run [-m M[,M...]] [-x] [-q] [--sweep] [--] ROOT... -- COMMAND [ARG...]",
+    usage:
+      "skipbackup run [-m M[,M...]] [-x] [-q] [--sweep] [--snapshot] [--] ROOT... -- COMMAND [ARG...]",
     discussion: """
       Walks each ROOT once, as list does, then runs COMMAND in a private mount namespace where \
       each ROOT, at its own path, is a read-only overlayfs that hides every excluded item: no \
@@ -23,9 +24,24 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       as before. Nothing is mounted in the caller's namespace and nothing is written to disk: \
       the view vanishes with COMMAND, even when it is killed.
 
+      With --snapshot (btrfs), each ROOT is first frozen: a read-only snapshot of the btrfs \
+      subvolume that holds it (one for the ROOTs on one subvolume) is walked instead of the \
+      live tree and shown at ROOT's own path, so COMMAND sees one instant of each ROOT, \
+      without what was marked at that instant, and nothing that changes while it runs: a \
+      consistent backup, marks or not. What is mounted below a ROOT, and a subvolume inside \
+      it, shows as the empty directory the snapshot holds. The snapshot is kept in \
+      SUBVOLUME/.skipbackup-snapshots, which the view hides, and deleted when COMMAND ends; \
+      one left by a run that was killed is deleted by the next run --snapshot on that \
+      subvolume. Root may snapshot any subvolume; anyone else only their own, on a \
+      filesystem mounted with user_subvol_rm_allowed. A ROOT that cannot be snapshotted (not \
+      btrfs, read-only, full) is an error, and COMMAND does not run.
+
       The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
       directory, the standard streams and the signals; the exit status is COMMAND's, and a \
-      shell reports a signal as 128+N. When HOME is inside a ROOT, the XDG_CACHE_HOME, \
+      shell reports a signal as 128+N. With --snapshot, COMMAND runs as its child instead, \
+      with the same streams, environment and directory; skipbackup passes on the signals other \
+      processes send it, dies with COMMAND's status or signal, and takes COMMAND along when it \
+      is killed. When HOME is inside a ROOT, the XDG_CACHE_HOME, \
       XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_DATA_HOME that fall inside it point at the real \
       directories, through /proc/self/fd/N of the real HOME, so that the tools keep their real \
       caches and keys while the backup reads the view. As root it works on any tree; anyone else runs in a user \
