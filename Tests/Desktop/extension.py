@@ -1,7 +1,7 @@
 """The GNOME Files / Nemo extension, as the file manager loads it: imported
 after the real gi.repository module (Nautilus 4.0 or Nemo 3.0), given
 file items that implement the real FileInfo interface, its menu items
-activated and its emblem requests answered, with a GLib main loop.
+activated (with a GLib main loop) and its emblem requests answered.
 
     /usr/bin/python3 extension.py nautilus|nemo EXTENSION PREFIX TREE
 
@@ -122,32 +122,27 @@ for item in items:
 offered = menu(items)
 assert list(offered) == ["Include in backups"], offered
 
-# The emblem: the first item of the folder waits for one skipbackup status
-# of the whole folder, the others are answered at once; each excluded item
+# The emblem: the first item of the folder runs one skipbackup status of
+# the whole folder, the others are answered from it; each excluded item
 # gets the emblem, and a file inside a marked folder too (inherited).
-completed = []
-FileManager.info_provider_update_complete_invoke = (
-    lambda closure, provider, handle, result: (completed.append(handle), loop.quit()))
+COMPLETE = FileManager.OperationResult.COMPLETE
+reads = []
+read_folder = extension._read_folder
+extension._read_folder = lambda folder, first: (reads.append(folder), read_folder(folder, first))[1]
 fresh = [Item(p) for p in regular]
-first = extension.update_file_info_full(extension, "first", None, fresh[0])
-assert first == FileManager.OperationResult.IN_PROGRESS, first
-GLib.timeout_add_seconds(20, loop.quit)
-loop.run()
-assert completed == ["first"], completed
-for item in fresh[1:]:
-    result = extension.update_file_info_full(extension, "next", None, item)
-    assert result == FileManager.OperationResult.COMPLETE, (item.path, result)
 for item in fresh:
+    assert extension.update_file_info(item) == COMPLETE, item.path
     assert item.emblems == [module.EMBLEM], (item.path, item.emblems)
+assert reads == [tree], reads
 directory = next(p for p in regular if os.path.isdir(p) and not os.path.islink(p))
 inside = Item(os.path.join(directory, b"inside"))
 open(inside.path, "w").close()
-assert extension.update_file_info_full(extension, "inside", None, inside) == \
-    FileManager.OperationResult.IN_PROGRESS
-GLib.timeout_add_seconds(20, loop.quit)
-loop.run()
+assert extension.update_file_info(inside) == COMPLETE
 assert inside.emblems == [module.EMBLEM], inside.emblems
 assert marks(inside.path) == set(), "the file inside was marked itself"
+# Asked again for an item already answered: the folder is read again.
+assert extension.update_file_info(Item(regular[0])) == COMPLETE
+assert reads == [tree, directory, tree], reads
 
 # Include: the marks and the tags go; the emblem with them.
 activate(menu(items)["Include in backups"])
@@ -155,14 +150,8 @@ for item in items:
     assert marks(item.path) == set(), (item.path, marks(item.path))
     assert not os.path.exists(os.path.join(item.path, b"CACHEDIR.TAG")), item.path
 again = [Item(p) for p in regular]
-completed.clear()
-assert extension.update_file_info_full(extension, "again", None, again[0]) == \
-    FileManager.OperationResult.IN_PROGRESS
-GLib.timeout_add_seconds(20, loop.quit)
-loop.run()
-for item in again[1:]:
-    extension.update_file_info_full(extension, "again", None, item)
 for item in again:
+    extension.update_file_info(item)
     assert item.emblems == [], (item.path, item.emblems)
 
 # A remote item (no local path) gets no menu and no emblem, and costs nothing.
@@ -172,6 +161,6 @@ class Remote(Item):
 
 
 assert menu([Remote(b"/nowhere")]) == {}
-assert extension.update_file_info_full(extension, "remote", None, Remote(b"/nowhere")) == \
-    FileManager.OperationResult.COMPLETE
+assert extension.update_file_info(Remote(b"/nowhere")) == COMPLETE
+assert reads[-1] != b"/", reads
 print("ok")
