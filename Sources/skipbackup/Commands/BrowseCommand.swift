@@ -2,6 +2,9 @@ import ArgumentParser
 import CNcurses
 import SkipBackupCore
 import SystemPackage
+import SkipBackupBrowse
+import SkipBackupReport
+import SkipBackupUsage
 
 #if canImport(Glibc)
   import Glibc

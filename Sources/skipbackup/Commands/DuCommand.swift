@@ -1,6 +1,9 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupReport
+import SkipBackupUsage
+import SkipBackupSweep
 
 #if canImport(Glibc)
   import Glibc
@@ -149,6 +152,6 @@ struct DuCommand: ParsableCommand, MountPointHelp {
     below above: FilePath, _ mechanisms: MechanismSet
   ) throws(SkipBackupError) -> RootExclusion {
     let item = FileItem(path: above, followSymbolicLinks: false)
-    return RootExclusion(bits: try mechanisms.marks(on: item), rule: sweepRule(of: item))
+    return RootExclusion(bits: try mechanisms.marks(on: item), rule: SweepRecord.ruleName(of: item))
   }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupExplain
+import SkipBackupReport
 
 struct ExplainCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

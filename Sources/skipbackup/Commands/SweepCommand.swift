@@ -1,6 +1,9 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupReport
+import SkipBackupSweep
+import SkipBackupUsage
 
 struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
   static let configuration = CommandConfiguration(
