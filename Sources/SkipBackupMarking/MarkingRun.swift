@@ -5,7 +5,7 @@ import SystemPackage
 
 /// What `mark` and `clear` share: going through the items, writing or
 /// removing marks, saying what changed, and the exit status. Like
-/// `SweepRun`, it holds how to act, which every walk thread reads; the
+/// `SweepPlan`, it holds how to act, which every walk thread reads; the
 /// PATHs, which only `run(on:)` goes through, are its argument.
 package struct MarkingRun: Sendable {
   package enum Action: Sendable {
