@@ -429,6 +429,18 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
   }
 }
 
+/// Runs a raw call until it is not interrupted; -1 becomes a
+/// ``SkipBackupError`` naming `call` and `path`.
+@discardableResult
+package func check(_ call: SystemCall, _ path: FilePath, _ body: () -> CInt) throws(SkipBackupError)
+  -> CInt
+{
+  switch valueOrErrno(body) {
+  case .success(let value): return value
+  case .failure(let errno): throw SkipBackupError(call, errno, path: path)
+  }
+}
+
 extension Errno {
   /// The calling thread's `errno`: the one place that reads the C variable.
   @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupReport
 
 #if canImport(Glibc)
   import Glibc

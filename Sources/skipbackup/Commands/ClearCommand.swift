@@ -1,5 +1,6 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupMarking
 
 struct ClearCommand: MarkingCommand {
   static let configuration = CommandConfiguration(

@@ -1,6 +1,8 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupExport
+import SkipBackupReport
 
 #if canImport(Glibc)
   import Glibc

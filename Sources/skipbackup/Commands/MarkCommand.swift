@@ -1,5 +1,6 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupMarking
 
 struct MarkCommand: MarkingCommand {
   static let configuration = CommandConfiguration(
