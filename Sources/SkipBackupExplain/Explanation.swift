@@ -23,7 +23,7 @@ package struct Explanation {
   package let rule: String?
   /// What the sweep's record on the item itself names, when a sweep marked
   /// it: advice then adds to the sweep's mechanisms, since a mark by hand
-  /// would make the sweep's mark a hand mark (issue 24, 7).
+  /// would make the sweep's mark a hand mark.
   package let sweptWith: MechanismSet?
   package let item: ItemMarks
 

@@ -28,7 +28,7 @@ package final class Output {
   private let capacity = 64 * 1024
 
   /// Whether names in text go out escaped: standard output is a terminal,
-  /// where a name holding `\e[2J` would clear the screen (issue 24, 13), so
+  /// where a name holding `\e[2J` would clear the screen, so
   /// control characters and bytes that are not UTF-8 are shown as escapes
   /// (`\x1b`, `\n`, `\xff`), as in messages, in the manner of `ls` on a
   /// terminal. Piped output, `-0` and JSON stay byte for byte.

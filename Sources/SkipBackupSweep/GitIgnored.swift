@@ -33,8 +33,8 @@ package final class GitIgnored: Sendable {
   /// the settings that run something (see git-config(1)) it can reach
   /// only these, each turned off here, where a command-line setting wins
   /// over every configuration file and every file those include:
-  /// - `core.fsmonitor`, run to ask what changed (the issue 24
-  ///   reproduction: `git config core.fsmonitor 'touch PWNED; echo'`);
+  /// - `core.fsmonitor`, run to ask what changed (a repository set up
+  ///   with `git config core.fsmonitor 'touch PWNED; echo'` ran it);
   /// - hooks (`core.hooksPath` into a directory that holds nothing);
   /// - a pager (`--no-pager`; git starts one only on a terminal anyway);
   /// - a transport: in a partial clone a missing ignore file in the index

@@ -255,7 +255,7 @@ package final class SweepVisitor: ReportingVisitor {
           // What the record names and what this run writes: a sweep with
           // more mechanisms than the one that marked the item adds them
           // (`sweep -m resource,xdg` said "already marked" on a swept
-          // home, issue 24, 7). Only what this run reads can be seen.
+          // home). Only what this run reads can be seen.
           let wanted = record.mechanisms.union(isDirectory ? run.mechanisms : run.fileMechanisms)
           if marks.isSuperset(of: wanted.intersection(reader.mechanisms)) {
             counts.alreadyMarked += 1
@@ -341,8 +341,8 @@ package final class SweepVisitor: ReportingVisitor {
         let record = SweepRecord(mechanisms: mechanisms, rule: rule.name)
         try record.write(to: item, holdingNoRecord: holdingNoRecord)
         let wrote = try mechanisms.mark(item)
-        // Races with a person's mark and clear, item by item (issue 24, 8;
-        // scripts/torture's sweeprace). The item had none of these marks
+        // Races with a person's mark and clear, item by item
+        // (scripts/torture's sweeprace). The item had none of these marks
         // when its state was read and has them all now: `mark` put them
         // there meanwhile, and they are its hand marks, not the sweep's.
         if marksMissing && !wrote {

@@ -165,7 +165,7 @@ package struct SweepRules: Sendable {
   /// A pattern with the components before its first wildcard resolved
   /// (symbolic links, `.`, `..`), as the walk's canonical paths have them,
   /// and `.` dropped after it: `keep ~/proj/app*` with `proj -> code`
-  /// matched nothing, so kept items were marked (issue 24, 5). Where those
+  /// matched nothing, so kept items were marked. Where those
   /// components do not exist, `.` and `..` are resolved by their names.
   private static func resolvingLiteralPart(_ pattern: [UInt8]) -> [UInt8] {
     let components = pattern.split(separator: UInt8(ascii: "/")).map(Array.init)

@@ -450,7 +450,7 @@ extension Errno {
   package init(returned code: CInt) { self.init(rawValue: code) }
 }
 
-// MARK: - Looking at an item to explain a refusal (issue 9)
+// MARK: - Looking at an item to explain a refusal
 
 /// The corresponding C function is `fstatfs(2)`.
 package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) -> CInt {
@@ -462,7 +462,7 @@ package func system_geteuid() -> uid_t {
   geteuid()
 }
 
-// MARK: - Mount namespaces and the new mount API (skipbackup run, issue 22)
+// MARK: - Mount namespaces and the new mount API (skipbackup run)
 
 /// The flags of the mount calls below, for the tool, which does not import
 /// CXattr (whose header has them: Swift cannot see the kernel's macros).

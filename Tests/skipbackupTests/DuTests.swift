@@ -95,7 +95,7 @@ extension CLITests {
       }
     }
 
-    /// Issue 24, 9: a ROOT given through a link (with or without a
+    /// A ROOT given through a link (with or without a
     /// trailing slash) is followed, as `du -D` does: it counted 0 B.
     @Test func aRootGivenThroughALinkIsFollowed() throws {
       let tree = try TemporaryDirectory()
@@ -110,7 +110,7 @@ extension CLITests {
       }
     }
 
-    /// Issue 24, 14: repeated or overlapping ROOTs count each item once,
+    /// Repeated or overlapping ROOTs count each item once,
     /// ROOT by ROOT as `du -s -B1` counts them (a ROOT already counted is
     /// left out; an earlier ROOT met below a later one is left out of it).
     @Test func overlappingOrRepeatedRootsCountEachItemOnce() throws {

@@ -209,7 +209,7 @@ extension CLITests {
       }
     }
 
-    /// Issue 24, 17: no advice that cannot run or misleads. A symbolic
+    /// No advice that cannot run or misleads. A symbolic
     /// link or FIFO keeps no marks, so `mark` is not advised for it; an
     /// included item's line says the advice is how to leave it out; a
     /// verdict says the options it assumes (borg 1.2 reads nodump only with

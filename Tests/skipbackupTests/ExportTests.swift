@@ -244,7 +244,7 @@ import TestSupport
     #expect(exact, "restic: \(difference(backup, listed))")
   }
 
-  /// Issue 24, 2: in a sticky directory others may write (as /tmp), root's
+  /// In a sticky directory others may write (as /tmp), root's
   /// `export -o` neither follows another user's link (to root's 0600 file,
   /// or to a device) nor writes their file, whatever fs.protected_symlinks
   /// and fs.protected_regular say (0 in many containers); its own output

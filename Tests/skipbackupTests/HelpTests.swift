@@ -28,7 +28,7 @@ extension CLITests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Issue 24, 15: help, the version and a completion script that
+    /// Help, the version and a completion script that
     /// cannot be written (`>/dev/full`) end with exit 1 and say why.
     @Test(arguments: [
       "--help", "--version", "help mark", "mark --help", "help",

@@ -175,7 +175,7 @@ extension CLITests {
       #expect(peerMarks(inside) == [.resource])
     }
 
-    /// Issue 24, 11: a `--files-from` line of 80 MB is read in linear
+    /// A `--files-from` line of 80 MB is read in linear
     /// time and memory (it took 13.9 s), reported by its number and length
     /// rather than echoed, and the lines around it are acted on.
     @Test func aHugeFilesFromLineIsReportedShortAndQuickly() throws {
@@ -205,7 +205,7 @@ extension CLITests {
       }
     }
 
-    /// Issue 24, 16: a value that is not UTF-8 where no path is read is
+    /// A value that is not UTF-8 where no path is read is
     /// shown escaped in the error, not as the placeholder the parser got;
     /// a file whose name holds the placeholder's text is itself.
     @Test func argumentsThatLookLikePlaceholdersAreTakenAsGiven() throws {

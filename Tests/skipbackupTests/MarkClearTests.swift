@@ -213,7 +213,7 @@ extension CLITests {
       #expect((changeTime(unmarked), changeTime(marked)) == before)
     }
 
-    /// Issue 24, 12: a dry run reports what the run would fail with (a
+    /// A dry run reports what the run would fail with (a
     /// FIFO, /proc, `-m cachedir` on a file, another user's file, nodump
     /// on a FIFO), byte for byte as the run does, with the same exit
     /// status, and changes nothing (ctimes included).

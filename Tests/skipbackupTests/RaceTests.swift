@@ -7,7 +7,7 @@ import TestSupport
 #endif
 
 extension CLITests {
-  /// Issue 24, 8 and 10, at the exact point where a racing process hurt:
+  /// At the exact point where a racing process hurt:
   /// the debug build runs a program of the test's just before the Nth call
   /// of a system call (`SKIPBACKUP_RACE`, Sources/SkipBackupSystem/Mocking.swift),
   /// so each race happens on every run, where scripts/torture's timed races

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 extension CLITests.ErrorTests {
-  /// Issue 9, item 10: a file in a directory without search permission was
+  /// A file in a directory without search permission was
   /// reported as "needs write permission on it"; the directory is the reason.
   @Test func aFileInADirectoryWithoutSearchPermissionNamesTheDirectory() throws {
     let tree = try TemporaryDirectory()
@@ -22,7 +22,7 @@ extension CLITests.ErrorTests {
     }
   }
 
-  /// Issue 9, item 10: `EPERM` on /proc/PID/task/TID was explained as
+  /// `EPERM` on /proc/PID/task/TID was explained as
   /// "immutable"; it is a pseudo-filesystem that refuses user attributes.
   @Test func aProcTaskDirectoryIsNamedAsAPseudoFilesystem() throws {
     let result = shell(#""$SKIPBACKUP" mark "/proc/$$/task/$$""#)

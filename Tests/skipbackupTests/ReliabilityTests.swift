@@ -6,7 +6,7 @@ import TestSupport
   import Glibc
 #endif
 
-// Issue 9's ten findings and the tests that failed before their fixes:
+// Ten ways output or work was lost, and the tests that failed before their fixes:
 //  1 exit 0 on EPIPE: aReaderThatGoesAway{IsAWriteErrorWithSIGPIPEIgnored,
 //    FailsEveryCommandThatPrints} (here)
 //  2 silent output failures: aFullDeviceOrAClosedOutputIsAWriteError,
@@ -147,7 +147,7 @@ extension CLITests {
         """#, [Argument(skipbackupPath)] + arguments.map { Argument($0) })
     }
 
-    /// Issue 9, item 1: `status -R` and `export` piped to a reader that goes
+    /// `status -R` and `export` piped to a reader that goes
     /// away also exited 0, so `export ... | head && backup` ran with rules
     /// missing. Every file is marked on its own, so each prints a record per file.
     @Test(arguments: [["status", "-R"], ["export", "--for", "rsync"], ["list", "--excluded"]])

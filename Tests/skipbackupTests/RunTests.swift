@@ -6,7 +6,7 @@ import TestSupport
   import Glibc
 #endif
 
-/// `skipbackup run ROOT -- COMMAND` (issue 22): the real tools, run plainly
+/// `skipbackup run ROOT -- COMMAND`: the real tools, run plainly
 /// through the view, back up exactly what `list --included` lists, with the
 /// real metadata; the view is read-only, private, and leaves nothing behind.
 @Suite(.serialized) struct RunTests {

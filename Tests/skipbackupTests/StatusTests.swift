@@ -31,10 +31,10 @@ extension CLITests {
       sys.stdout.buffer.write(out)
       """
 
-    /// Issue 24, 13: a name holding `\e[2J\e[31m` reaches a terminal
+    /// A name holding `\e[2J\e[31m` reaches a terminal
     /// escaped from status, list, mark -v, sweep, du and explain (whose
     /// advice quotes it as `ls` does, `$'\033'`, and a name starting with
-    /// `-` after `--`, issue 24, 17); piped text, `-0` and JSON keep the
+    /// `-` after `--`); piped text, `-0` and JSON keep the
     /// bytes as they are.
     @Test func namesAreEscapedOnATerminalAndByteExactElsewhere() throws {
       let tree = try TemporaryDirectory()

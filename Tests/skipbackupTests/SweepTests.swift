@@ -578,7 +578,7 @@ extension CLITests {
       #expect(again.output.contains("git no longer ignores it"), "\(again)")
     }
 
-    /// Issue 24, 1: a repository's own configuration names programs
+    /// A repository's own configuration names programs
     /// (`core.fsmonitor` is the reproduction; hooks, filters, a pager,
     /// includes beside it), and the caller's environment points git
     /// elsewhere; the gitignore rule runs none of them, and still marks
@@ -640,7 +640,7 @@ extension CLITests {
       #expect(access(pwned, F_OK) != 0, "a repository's configuration ran a program as root")
     }
 
-    /// Issue 24, 3: a group member plants a sweep record on the owner's
+    /// A group member plants a sweep record on the owner's
     /// hand-marked file; neither the owner's `--undo` nor a sweep takes
     /// the owner's nodump flag and xdg mark away. A record on an item only
     /// its owner may write is still honoured.
@@ -767,7 +767,7 @@ extension CLITests {
       #expect(!undone.errors.contains("vanished"), "\(undone)")
     }
 
-    /// Issue 24, 6: git giving no answer (a corrupt index: exit 128) is
+    /// Git giving no answer (a corrupt index: exit 128) is
     /// not git no longer ignoring, and a ROOT below the work tree's top
     /// asks git there: neither takes back a mark git still wants.
     @Test func gitGivingNoAnswerOrARootBelowTheTopTakesNothingBack() throws {
@@ -801,7 +801,7 @@ extension CLITests {
       #expect(markedItems(home) == swept)
     }
 
-    /// Issue 24, 12: a dry sweep meets what the sweep would: here nobody
+    /// A dry sweep meets what the sweep would: here nobody
     /// may not write root's node_modules, and both say so, with exit 1.
     @Test func aDrySweepReportsTheFailuresTheSweepWouldMeet() throws {
       let tree = try nodeProject()
@@ -818,7 +818,7 @@ extension CLITests {
       #expect(getfattrMarkedPaths(home).isEmpty)
     }
 
-    /// Issue 24, 9: a symlinked $HOME, or a ROOT given through a link
+    /// A symlinked $HOME, or a ROOT given through a link
     /// (with or without a trailing slash), is swept, and undone; it was a
     /// silent no-op with exit 0.
     @Test func aHomeOrRootThroughALinkIsSwept() throws {
@@ -838,7 +838,7 @@ extension CLITests {
       }
     }
 
-    /// Issue 24, 5: a keep glob written through a symbolic link, `.` or
+    /// A keep glob written through a symbolic link, `.` or
     /// `..` keeps what it names (`keep ~/proj/app*` with `proj -> code`
     /// matched nothing, so kept items were marked).
     @Test func aKeepGlobThroughALinkDotOrDotDotStillKeeps() throws {
@@ -858,7 +858,7 @@ extension CLITests {
       }
     }
 
-    /// Issue 24, 11: `--rules ""` is a usage error (it was "no rules
+    /// `--rules ""` is a usage error (it was "no rules
     /// file", and with --no-builtin-rules took back every sweep mark);
     /// `--rules /dev/zero` is refused (it aborted for want of memory); a
     /// NUL byte in a line is refused (a path rule marked a shorter path).
@@ -889,7 +889,7 @@ extension CLITests {
       #expect(markedItems(home) == ["a/node_modules"])
     }
 
-    /// Issue 24, 7: `clear -m xdg` on a swept item leaves the record of
+    /// `clear -m xdg` on a swept item leaves the record of
     /// its other marks (which `--undo` still takes back); a sweep with more
     /// mechanisms adds them to items it marked before; explain advises
     /// that sweep, not a hand mark.
@@ -922,7 +922,7 @@ extension CLITests {
       #expect(recordOf(modules) == "resource,xdg node_modules")
       let again = sweep(["-m", "resource,xdg", "-v"], home: home)
       #expect(again.errors.contains("marked 0, cleared 0, already marked 1"), "\(again)")
-      // Issue 24, 20: what this run kept out, said as such; and no total
+      // What this run kept out, said as such; and no total
       // line from a run that changed nothing.
       #expect(again.errors.hasSuffix("newly kept out 0 bytes (0 B)\n"), "\(again)")
       #expect(again.output.isEmpty, "\(again)")

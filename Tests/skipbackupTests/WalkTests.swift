@@ -304,7 +304,7 @@ extension CLITests {
 
     @Test(arguments: [
       ["mark", "-R", "-v"], ["status", "-R"], ["list", "--included"], ["clear", "-R", "-v"],
-      // Issue 9, item 7: nodump and cachedir reported such a link as an error.
+      // Nodump and cachedir reported such a link as an error.
       ["mark", "-R", "-v", "-m", "nodump,cachedir"],
     ])
     func directoriesSwappedForLinksDuringTheWalkAreNeitherFollowedNorErrors(command: [String])

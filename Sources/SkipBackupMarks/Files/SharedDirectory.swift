@@ -18,7 +18,7 @@ import SystemPackage
 /// `fs.protected_fifos`, level 2: group-writable directories too). Both
 /// sysctls are 0 in many containers, and a save that resolves a link by
 /// itself never meets them at all: root's `export -o /tmp/x` then replaced
-/// the root-owned file another user's link named (issue 24, 2).
+/// the root-owned file another user's link named.
 package enum SharedDirectory {
   /// The item at `path`, as it stands in its directory, before anything
   /// writes there. `shared` says the directory is sticky and others may
