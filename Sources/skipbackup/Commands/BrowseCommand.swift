@@ -4,7 +4,7 @@ import SystemPackage
 import SkipBackupBrowse
 import SkipBackupReport
 
-struct BrowseCommand: ParsableCommand, MountPointHelp {
+struct BrowseCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "browse",
     abstract: "Look through ROOT in a full-screen terminal browser, and mark or clear items there.",
@@ -31,9 +31,14 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
       error after q), 64 for a usage error.
       """)
 
-  static let oneFileSystemHelp =
-    "Stay on ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
-  @OptionGroup var tree: TreeOptions<BrowseCommand>
+  @OptionGroup var mechanismOptions: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
+  )
+  var oneFileSystem = false
 
   @Option(
     name: .customLong("confirm-above"),
@@ -70,13 +75,13 @@ struct BrowseCommand: ParsableCommand, MountPointHelp {
   }
 
   func run() throws {
-    let given = !tree.mechanismOptions.mechanism.isEmpty
-    let counted = try tree.mechanisms(default: .all)
+    let given = !mechanismOptions.mechanism.isEmpty
+    let counted = try mechanismOptions.mechanisms(default: .all)
     let run = BrowseRun(
       root: RawArguments.path(root ?? "."), counted: counted,
       marking: given ? counted : MarkCommand.defaultMechanisms,
       clearing: given ? counted : ClearCommand.defaultMechanisms,
-      oneFileSystem: tree.oneFileSystem, confirmAbove: Self.bytes(confirmAbove)!)
+      oneFileSystem: oneFileSystem, confirmAbove: Self.bytes(confirmAbove)!)
     try engine { () throws(ReportedFailure) in try run.run() }
   }
 }

@@ -4,7 +4,7 @@ import SkipBackupReport
 import SystemPackage
 import SkipBackupUsage
 
-struct DuCommand: ParsableCommand, MountPointHelp {
+struct DuCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "du",
     abstract: "Count what the marks keep out of backups under each ROOT, and what stays in.",
@@ -34,9 +34,14 @@ struct DuCommand: ParsableCommand, MountPointHelp {
       reported and the rest is counted), 64 for a usage error.
       """)
 
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
-  @OptionGroup var tree: TreeOptions<DuCommand>
+  @OptionGroup var mechanismOptions: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are left out, as du -x leaves them."
+  )
+  var oneFileSystem = false
 
   @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
   var apparentSize = false
@@ -68,8 +73,8 @@ struct DuCommand: ParsableCommand, MountPointHelp {
   func run() throws {
     let run = UsageRun(
       roots: (roots.isEmpty ? ["."] : roots).map(RawArguments.path),
-      mechanisms: try tree.mechanisms(default: .all), apparentSize: apparentSize, top: top,
-      format: format, oneFileSystem: tree.oneFileSystem, quiet: quiet.quiet)
+      mechanisms: try mechanismOptions.mechanisms(default: .all), apparentSize: apparentSize, top: top,
+      format: format, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
     try engine { () throws(ReportedFailure) in try run.run() }
   }
 }

@@ -4,7 +4,7 @@ import SkipBackupListing
 import SystemPackage
 import SkipBackupReport
 
-struct ListCommand: ParsableCommand, MountPointHelp {
+struct ListCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "list",
     abstract: "Walk each ROOT and print the excluded items, or the included ones.",
@@ -21,9 +21,14 @@ struct ListCommand: ParsableCommand, MountPointHelp {
 
   @Flag var selection: ListRun.Selection = .excluded
 
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
-  @OptionGroup var tree: TreeOptions<ListCommand>
+  @OptionGroup var mechanismOptions: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
+  )
+  var oneFileSystem = false
 
   @Flag(
     name: [.customShort("0"), .customLong("null")],
@@ -38,9 +43,9 @@ struct ListCommand: ParsableCommand, MountPointHelp {
 
   func run() throws {
     let run = ListRun(
-      roots: roots.map(RawArguments.path), mechanisms: try tree.mechanisms(default: .all),
+      roots: roots.map(RawArguments.path), mechanisms: try mechanismOptions.mechanisms(default: .all),
       selection: selection, nullTerminated: null,
-      oneFileSystem: tree.oneFileSystem, quiet: quiet.quiet)
+      oneFileSystem: oneFileSystem, quiet: quiet.quiet)
     try engine { () throws(ReportedFailure) in try run.run() }
   }
 }

@@ -5,7 +5,7 @@ import SkipBackupReport
 import SkipBackupSweep
 import SkipBackupUsage
 
-struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
+struct SweepCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "sweep",
     abstract: "Mark what can be downloaded or built again, by rule, and keep those marks current.",
@@ -46,14 +46,21 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
   @Flag(name: .customLong("no-builtin-rules"), help: "Apply only the rules file's rules.")
   var noBuiltinRules = false
 
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
-  @OptionGroup var tree: TreeOptions<SweepCommand>
+  @OptionGroup var mechanismOptions: MechanismOptions
 
-  static let dryRunHelp =
-    "Show what would change and how much each item would keep out of backups, with a total; change nothing."
-  @OptionGroup var dryRunOption: DryRunOption<SweepCommand>
-  var dryRun: Bool { dryRunOption.dryRun }
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are not entered."
+  )
+  var oneFileSystem = false
+
+  @Flag(
+    name: [.customShort("n"), .long],
+    help:
+      "Show what would change and how much each item would keep out of backups, with a total; change nothing."
+  )
+  var dryRun = false
 
   @OptionGroup var reporting: ReportingOptions
 
@@ -86,8 +93,8 @@ struct SweepCommand: ParsableCommand, MountPointHelp, DryRunHelp {
     let run = SweepRun(
       roots: rootPaths, undo: undo, listRules: listRules,
       rulesFile: rulesFile.map(RawArguments.path), builtInRules: !noBuiltinRules,
-      mechanisms: tree.mechanismOptions.mechanism.isEmpty ? nil : try tree.mechanisms(default: []),
-      oneFileSystem: tree.oneFileSystem, dryRun: dryRun, verbose: reporting.verbose,
+      mechanisms: mechanismOptions.mechanism.isEmpty ? nil : try mechanismOptions.mechanisms(default: []),
+      oneFileSystem: oneFileSystem, dryRun: dryRun, verbose: reporting.verbose,
       quiet: reporting.quiet, format: format)
     try engine { () throws(ReportedFailure) in try run.run() }
   }

@@ -6,7 +6,7 @@ import SystemPackage
 /// How a command finds its items and goes through them: `--files-from`,
 /// `-R`, `-L`, `-x`. The PATH arguments are ``PathArguments``, declared last
 /// so that the synopsis ends with them.
-struct ItemOptions: ParsableArguments, MountPointHelp {
+struct ItemOptions: ParsableArguments {
   @Flag(
     name: [.customShort("R"), .long],
     help:
@@ -21,9 +21,12 @@ struct ItemOptions: ParsableArguments, MountPointHelp {
   )
   var dereference = false
 
-  static let oneFileSystemHelp =
-    "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
-  @OptionGroup var oneFileSystemOption: OneFileSystemOption<ItemOptions>
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
+  )
+  var oneFileSystem = false
 
   @Option(
     name: .customLong("files-from"),
@@ -43,8 +46,6 @@ struct ItemOptions: ParsableArguments, MountPointHelp {
       throw ValidationError("--null describes the --files-from FILE; give --files-from too.")
     }
   }
-
-  var oneFileSystem: Bool { oneFileSystemOption.oneFileSystem }
 
   /// Fails unless there is at least one PATH or a `--files-from` list.
   func validate(_ paths: PathArguments) throws {
