@@ -103,7 +103,7 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
-      name: "skipbackupTests",
+      name: "CommandLineTests",
       dependencies: ["TestSupport"]
     ),
     // The tool's pure code in process (path lexing, the rule writers, JSON
