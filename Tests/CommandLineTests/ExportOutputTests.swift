@@ -7,7 +7,7 @@ import TestSupport
 #endif
 
 /// Where `export` writes: `-o` into a sticky directory where another user
-/// keeps changing what the name is.
+/// keeps changing what the name is, and a terminal.
 @Suite struct ExportOutputTests {
   /// A ROOT with one marked file, a sticky directory everyone may write,
   /// and root's 0600 file outside it that another user's link points at.
@@ -158,5 +158,39 @@ import TestSupport
       ])
     #expect(result.lines.dropFirst() == ["root only"], "\(result)")
     #expect(Int(result.lines.first ?? "") != nil, "\(result)")
+  }
+
+  /// A name that would write the clipboard (OSC 52), retitle the window
+  /// (OSC 0, and its C1 form) reaches a terminal from
+  /// `export` escaped, as from `status`; piped, the rules hold its bytes.
+  @Test func namesAreEscapedOnATerminalAndByteExactWhenPiped() throws {
+    let tree = try TemporaryDirectory()
+    let root = tree.directory("root")
+    let names = [
+      "clip\u{1b}]52;c;cHduZWQ=\u{07}", "title\u{1b}]0;pwned\u{07}", "c1\u{9d}0;pwned\u{9c}",
+    ]
+    for name in names {
+      let path = tree.file(named: Array(name.utf8), in: "root")
+      setfattr(path, .legacy)
+    }
+    for tool in ["rsync", "tar", "restic", "borg"] {
+      let shown = python(
+        CLITests.StatusTests.onATerminal,
+        [Argument(root), Argument(skipbackupPath), "export", "--for", Argument(tool), "."]
+      ).standardOutput
+      let text = String(decoding: shown, as: UTF8.self)
+      #expect(!shown.contains(0x1B) && !shown.contains(0x07), "\(tool): \(text)")
+      #expect(
+        !text.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "\(tool): \(text)")
+      #expect(text.contains("clip\\x1b") && text.contains("52;c;cHduZWQ=\\x07"), "\(tool): \(text)")
+      #expect(text.contains("\\xc2\\x9d0;pwned\\xc2\\x9c"), "\(tool): \(text)")
+
+      let piped = try check(skipbackup("export", "--for", Argument(tool), Argument(root)))
+      // restic's rules escape the ] of a name; the others hold it as it is.
+      #expect(piped.standardOutput.contains(0x1B), "\(tool): \(piped)")
+      for name in names where tool != "restic" {
+        #expect(piped.standardOutput.firstRange(of: Array(name.utf8)) != nil, "\(tool): \(name)")
+      }
+    }
   }
 }

@@ -197,7 +197,9 @@ private final class ExportVisitor: ReportingVisitor {
     if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
     switch syntax.rule(root: root, relative: Array(relative)) {
     case .success(let rule):
-      output.write(rule)
+      // On a terminal escaped as status shows names: a name can hold an
+      // escape sequence that writes the clipboard or the window title.
+      output.writeName(rule)
       output.write(syntax.terminator)
       output.endRecord()
     case .failure(let inexpressible):
