@@ -194,7 +194,7 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
-      name: "skipbackupTests",
+      name: "CommandLineTests",
       dependencies: ["TestSupport"]
     ),
     // Each capability's code in process, against the peers nobody here

@@ -5,7 +5,7 @@ import SkipBackupExport
 /// options below and no exclusion file: the one table `explain` reads.
 ///
 /// Every `skips` claim `explain` makes from this table is checked by a test
-/// that backs the item up with the tool (Tests/skipbackupTests/ExplainTests.swift),
+/// that backs the item up with the tool (Tests/CommandLineTests/ExplainTests.swift),
 /// except Time Machine's, which needs a Mac.
 package struct ToolFacts {
   /// The key in `explain`'s output.

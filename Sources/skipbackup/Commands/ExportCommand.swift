@@ -102,7 +102,17 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
     }
     if early.failures > 0 { throw ExitCode.failure }
 
-    let destination = try openOutput(early)
+    let destination: OutputFile
+    if let output {
+      do throws(SkipBackupError) {
+        destination = try OutputFile.open(RawArguments.path(output))
+      } catch {
+        early.report(error)
+        throw ExitCode.failure
+      }
+    } else {
+      destination = .inPlace(STDOUT_FILENO)
+    }
     let sink = OutputSink(descriptor: destination.descriptor)
     let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
       ExportVisitor(
@@ -149,65 +159,6 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
     }
     return nil
   }
-
-  /// Where the rules go: standard output, or a special file such as a
-  /// device or FIFO, written in place and never replaced; or a regular or
-  /// new `-o` file, written anew beside it and renamed into place only when
-  /// complete, so that no truncated rules file is ever left.
-  private enum Destination {
-    case inPlace(CInt)
-    case replacement(ReplacementFile)
-
-    var descriptor: CInt {
-      switch self {
-      case .inPlace(let descriptor): descriptor
-      case .replacement(let replacement): replacement.descriptor
-      }
-    }
-  }
-
-  private func openOutput(_ diagnostics: Diagnostics) throws -> Destination {
-    guard let output else { return .inPlace(STDOUT_FILENO) }
-    let path = RawArguments.path(output)
-    // /dev/stdout and /proc/self/fd/N name a descriptor, whatever file is behind it.
-    let special =
-      path.starts(with: "/dev") || path.starts(with: "/proc")
-      || ((try? FileItem(path: path).status()).map { $0.st_mode & S_IFMT != S_IFREG } ?? false)
-    if !special {
-      do {
-        return .replacement(try ReplacementFile(replacing: path))
-      } catch {
-        diagnostics.report(error)
-        throw ExitCode.failure
-      }
-    }
-    // In a sticky directory others may write, another user's link, FIFO or
-    // file is refused, and a link that appears after the look is not followed.
-    let shared: SharedDirectory.Check
-    do {
-      shared = try SharedDirectory.check(path)
-    } catch {
-      diagnostics.report(error)
-      throw ExitCode.failure
-    }
-    let noFollow = shared.shared && !shared.trustedLink ? O_NOFOLLOW : 0
-    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | noFollow) {
-    case .success(let descriptor):
-      guard shared.shared else { return .inPlace(descriptor) }
-      do {
-        try SharedDirectory.refuseForeign(opened: descriptor, at: path)
-      } catch {
-        _ = OutputDescriptor.close(descriptor)
-        diagnostics.report(error)
-        throw ExitCode.failure
-      }
-      return .inPlace(descriptor)
-    case .failure(let errno):
-      let reason = errno.description.lowercased()
-      diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")
-      throw ExitCode.failure
-    }
-  }
 }
 
 /// One walk thread's part of `export`: its own reporter, whose output
@@ -248,7 +199,9 @@ private final class ExportVisitor: ReportingVisitor {
     if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
     switch syntax.rule(root: root, relative: Array(relative)) {
     case .success(let rule):
-      output.write(rule)
+      // On a terminal escaped as status shows names: a name can hold an
+      // escape sequence that writes the clipboard or the window title.
+      output.writeName(rule)
       output.write(syntax.terminator)
       output.endRecord()
     case .failure(let inexpressible):

@@ -7,7 +7,7 @@ import TestSupport
 #endif
 
 extension CLITests {
-  /// `skipbackup sweep` on real trees: ../shared/bench/mkhome.py's home, and
+  /// `skipbackup sweep` on real trees: Tests/Trees/mkhome.py's home, and
   /// small trees made here. getfattr is the oracle for what is marked, and
   /// for the sweep's record (`user.skipbackup.sweep`).
   @Suite struct SweepTests {
@@ -70,13 +70,14 @@ extension CLITests {
       return result.lines.filter { $0.hasPrefix(Self.record) }
     }
 
-    /// A home from mkhome.py with `projects` projects.
-    private func mkhome(_ tree: TemporaryDirectory, projects: Int = 16) -> String {
+    /// A home from Tests/Trees/mkhome.py with `projects` projects; a
+    /// generator that is missing or fails fails the test that asked.
+    private func mkhome(_ tree: TemporaryDirectory, projects: Int = 16) throws -> String {
       let home = tree.path + "/home"
-      let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../../shared/bench/mkhome.py").standardized.path
-      let made = run(["python3", Argument(script), Argument(home), Argument("\(projects)")])
-      precondition(made.status == 0, "mkhome.py failed: \(made)")
+      try check(
+        run([
+          "python3", Argument(treeGenerator("mkhome.py")), Argument(home), Argument("\(projects)"),
+        ]))
       return home
     }
 
@@ -108,7 +109,7 @@ extension CLITests {
 
     @Test func theBuiltInRulesMarkMkhomesRegenerableDirectoriesAndNoDecoy() throws {
       let tree = try TemporaryDirectory()
-      let home = mkhome(tree, projects: 8)
+      let home = try mkhome(tree, projects: 8)
       let result = sweep([], home: home)
       #expect(result.status == 0, "\(result)")
       #expect(result.standardError.isEmpty, "\(result)")
@@ -133,7 +134,7 @@ extension CLITests {
 
     @Test func aRepeatSweepOfAnUnchangedTreeWritesNothing() throws {
       let tree = try TemporaryDirectory()
-      let home = mkhome(tree, projects: 8)
+      let home = try mkhome(tree, projects: 8)
       #expect(sweep([], home: home).status == 0)
       let watched = [home + "/code/p000-node/node_modules", home + "/.cache", home + "/Documents"]
       let before = watched.map(times)
@@ -270,7 +271,7 @@ extension CLITests {
 
     @Test func staleMarksAreTakenBackAndHandMarksNeverAre() throws {
       let tree = try TemporaryDirectory()
-      let home = mkhome(tree, projects: 8)
+      let home = try mkhome(tree, projects: 8)
       #expect(sweep([], home: home).status == 0)
       // Hand marks: setfattr, and the tool's own mark, on items no rule covers,
       // and a hand mark added on top of a swept directory.
@@ -361,7 +362,7 @@ extension CLITests {
 
     @Test func undoTakesBackEverySweepMarkEvenInsideExcludedDirectoriesAndOnlyThose() throws {
       let tree = try TemporaryDirectory()
-      let home = mkhome(tree, projects: 8)
+      let home = try mkhome(tree, projects: 8)
       #expect(sweep([], home: home).status == 0)
       // A swept directory inside a directory marked by hand later.
       setfattr(home + "/code/p004-php", .legacy)
@@ -385,7 +386,7 @@ extension CLITests {
 
     @Test func aDryRunShowsSizesAndATotalAndChangesNothing() throws {
       let tree = try TemporaryDirectory()
-      let home = mkhome(tree, projects: 8)
+      let home = try mkhome(tree, projects: 8)
       let result = sweep(["-n"], home: home)
       #expect(result.status == 0, "\(result)")
       #expect(getfattrMarkedPaths(home).isEmpty)
@@ -526,7 +527,7 @@ extension CLITests {
 
     @Test func badRulesStopTheRunBeforeAnythingChangesWithExit64() throws {
       let tree = try TemporaryDirectory()
-      let home = mkhome(tree, projects: 2)
+      let home = try mkhome(tree, projects: 2)
       let cases: [(String, String)] = [
         ("name scratch\nsentinal target Cargo.toml\n", ":2: unknown rule 'sentinal'"),
         ("sentinel target\n", ":1: 'sentinel' takes"),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-extension CLITests.ErrorTests {
+extension CLITests.BadInputTests {
   /// A file in a directory without search permission was
   /// reported as "needs write permission on it"; the directory is the reason.
   @Test func aFileInADirectoryWithoutSearchPermissionNamesTheDirectory() throws {

@@ -16,13 +16,14 @@ import TestSupport
 //  5 temporary files: SafeSaveTests.theNextSaveRemovesADeadSavesFileButNotALiveOnes,
 //    scripts/torture save
 //  6 NUL line: InputTests.aLineHoldingANulIsAnErrorByItsLineNumber
-//  7 swaps and EPERM: WalkTests.directoriesSwappedForLinksDuringTheWalk... (-m
+//  7 swaps and EPERM: RecursionTests.directoriesSwappedForLinksDuringTheWalk... (-m
 //    nodump,cachedir), ErrorTests.anEPERMFromALinkSwappedInAndOut... (library),
 //    scripts/torture swap
 //  8 renamed away and back: VanishedEntryTests, scripts/torture back
 //  9 library edges: SafeSaveTests.aSaveThroughASymbolicLinkNeverTurnsTheLinkIntoAFile,
 //    aCopyFromAnythingButARegularFileIsRefusedAtOnce
-// 10 reasons: RefusalReasonTests (both targets), theProgressLineIsErasedWhenASignalEndsTheRun,
+// 10 reasons: BadInputReasonTests.swift, SkipBackupTests/RefusalReasonTests.swift,
+//    theProgressLineIsErasedWhenASignalEndsTheRun,
 //    markingCachedirChangesTheDirectorysModificationTimeAsDocumented (here)
 // The kernel-hidden paths: SkipBackupTests/MockedErrnoTests.swift.
 

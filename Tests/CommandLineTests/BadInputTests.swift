@@ -10,7 +10,7 @@ extension CLITests {
   /// Bad input: every failure is a line `skipbackup: PATH: reason` on standard
   /// error, the other items are still handled, and the exit status says so
   /// (0, 1, 64; check: 0, 1, 2).
-  @Suite struct ErrorTests {
+  @Suite struct BadInputTests {
     @Test(arguments: ["mark", "clear", "status"])
     func aMissingPathFailsAndTheOthersAreStillHandled(command: String) throws {
       let tree = try TemporaryDirectory()

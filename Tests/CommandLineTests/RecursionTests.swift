@@ -9,7 +9,7 @@ import TestSupport
 extension CLITests {
   /// Recursion: deeper than PATH_MAX, never through a symbolic link, -x, items
   /// that vanish during the walk, and the progress line.
-  @Suite struct WalkTests {
+  @Suite struct RecursionTests {
     // MARK: - Deeper than PATH_MAX
 
     /// Builds `levels` directories of 200-byte names below `root` with
