@@ -82,6 +82,6 @@ struct BrowseCommand: ParsableCommand {
       marking: given ? counted : MarkCommand.defaultMechanisms,
       clearing: given ? counted : ClearCommand.defaultMechanisms,
       oneFileSystem: oneFileSystem, confirmAbove: Self.bytes(confirmAbove)!)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }

@@ -46,6 +46,6 @@ struct ClearCommand: ParsableCommand {
       action: .clear, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
       items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
       dryRun: dryRun)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }

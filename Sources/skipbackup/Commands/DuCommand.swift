@@ -75,6 +75,6 @@ struct DuCommand: ParsableCommand {
       roots: (roots.isEmpty ? ["."] : roots).map(RawArguments.path),
       mechanisms: try mechanismOptions.mechanisms(default: .all), apparentSize: apparentSize, top: top,
       format: format, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }

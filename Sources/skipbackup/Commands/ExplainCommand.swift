@@ -51,6 +51,6 @@ struct ExplainCommand: ParsableCommand {
   func run() throws {
     let run = ExplainRun(
       paths: paths.map(RawArguments.path), dereference: dereference, format: format)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }

@@ -46,7 +46,7 @@ struct ListCommand: ParsableCommand {
       roots: roots.map(RawArguments.path), mechanisms: try mechanismOptions.mechanisms(default: .all),
       selection: selection, nullTerminated: null,
       oneFileSystem: oneFileSystem, quiet: quiet.quiet)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }
 

@@ -55,7 +55,7 @@ struct MarkCommand: ParsableCommand {
       action: .mark, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
       items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
       dryRun: dryRun, form: form)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }
 

@@ -50,6 +50,6 @@ struct StatusCommand: ParsableCommand {
     let run = StatusRun(
       items: items.selection(paths), mechanisms: try mechanisms.mechanisms(default: .all),
       format: format, verbose: verbose, quiet: quiet.quiet)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }

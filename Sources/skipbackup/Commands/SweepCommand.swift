@@ -96,6 +96,6 @@ struct SweepCommand: ParsableCommand {
       mechanisms: mechanismOptions.mechanism.isEmpty ? nil : try mechanismOptions.mechanisms(default: []),
       oneFileSystem: oneFileSystem, dryRun: dryRun, verbose: reporting.verbose,
       quiet: reporting.quiet, format: format)
-    try engine { () throws(ReportedFailure) in try run.run() }
+    try run.run()
   }
 }
