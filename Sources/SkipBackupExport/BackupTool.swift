@@ -1,14 +1,39 @@
-/// The backup tools `export` writes for, each with its syntax and the
-/// command line that uses the file.
+/// The backup tools `export` writes for, each with its syntax (a type of
+/// its own, by the tool's reading of its file) and the command line that
+/// uses the file.
 package enum BackupTool: String, CaseIterable, Sendable {
   case rsync, tar, restic, borg
 
-  package var syntax: any ExclusionSyntax {
+  /// What ends each rule in the tool's file.
+  package var terminator: UInt8 {
     switch self {
-    case .rsync: RsyncExclusions()
-    case .tar: TarExclusions()
-    case .restic: ResticExclusions()
-    case .borg: BorgExclusions()
+    case .rsync: RsyncExclusions().terminator
+    case .tar: TarExclusions().terminator
+    case .restic: ResticExclusions().terminator
+    case .borg: BorgExclusions().terminator
+    }
+  }
+
+  /// The tree the tool reads when it is given `root` (the ROOT argument's
+  /// bytes) in the documented command line.
+  package func walkRoot(for root: [UInt8]) throws(ExportFailure) -> ExportRoot {
+    switch self {
+    case .rsync: try RsyncExclusions().walkRoot(for: root)
+    case .tar: try TarExclusions().walkRoot(for: root)
+    case .restic: try ResticExclusions().walkRoot(for: root)
+    case .borg: try BorgExclusions().walkRoot(for: root)
+    }
+  }
+
+  /// The rule that excludes the item at `relative` below `root` (its path
+  /// from the walk's root, components joined by `/`, never empty), matching
+  /// that item, and what is under it, and nothing else.
+  package func rule(root: ExportRoot, relative: [UInt8]) -> Result<[UInt8], Inexpressible> {
+    switch self {
+    case .rsync: RsyncExclusions().rule(root: root, relative: relative)
+    case .tar: TarExclusions().rule(root: root, relative: relative)
+    case .restic: ResticExclusions().rule(root: root, relative: relative)
+    case .borg: BorgExclusions().rule(root: root, relative: relative)
     }
   }
 

@@ -21,7 +21,9 @@
 /// is pure ASCII, so neither the locale nor stripping can change it. Those
 /// escapes assume borg decodes file names as UTF-8 (a UTF-8 locale, or the
 /// C locale, which Python 3.7 and later turn into UTF-8).
-package struct BorgExclusions: ExclusionSyntax {
+package struct BorgExclusions {
+  package init() {}
+
   package var terminator: UInt8 { UInt8(ascii: "\n") }
 
   /// `borg create ... "$ROOT"` reads `os.path.normpath(ROOT)`, a symbolic

@@ -1,21 +1,5 @@
 import SkipBackupCore
 
-/// How one backup tool reads an exclusion file: which path it walks for a
-/// ROOT argument, how it names the items below, and how a rule is written so
-/// that it matches one item (and what is under it) and nothing else.
-package protocol ExclusionSyntax {
-  /// What ends each rule in the file.
-  var terminator: UInt8 { get }
-
-  /// The tree the tool reads when it is given `root` (the ROOT argument's
-  /// bytes) in the documented command line.
-  func walkRoot(for root: [UInt8]) throws(ExportFailure) -> ExportRoot
-
-  /// The rule that excludes the item at `relative` below `root`: its path
-  /// from the walk's root, components joined by `/`, never empty.
-  func rule(root: ExportRoot, relative: [UInt8]) -> Result<[UInt8], Inexpressible>
-}
-
 /// The tree an export walks: the one the backup tool will read.
 package struct ExportRoot {
   /// The path the walk starts from, as the tool names it.
@@ -23,6 +7,11 @@ package struct ExportRoot {
   /// Whether the tool follows ROOT when it is a symbolic link (a trailing
   /// slash or a `chdir` does; a plain path argument does not).
   package var followsSymbolicLink: Bool
+
+  package init(path: [UInt8], followsSymbolicLink: Bool) {
+    self.path = path
+    self.followsSymbolicLink = followsSymbolicLink
+  }
 }
 
 /// Why a tool's exclusion file cannot name an item: a backup with the file

@@ -17,7 +17,9 @@
 /// ranges U+0001-U+0009 and U+000B-U+10FFFF (a name never holds U+0000).
 /// Whitespace at the end of a line becomes a one-character class such as
 /// `[ ]`. restic reads lines of up to 64 KiB (Go's `bufio.Scanner`).
-package struct ResticExclusions: ExclusionSyntax {
+package struct ResticExclusions {
+  package init() {}
+
   package var terminator: UInt8 { UInt8(ascii: "\n") }
 
   /// The longest line `bufio.Scanner` returns, without its newline.

@@ -10,7 +10,9 @@
 /// wildcard character get backslashes. rsync drops a rule of 4,096 bytes or
 /// more with a warning ("discarding over-long filter"; measured with rsync
 /// 3.5.0), so such a rule is refused here.
-package struct RsyncExclusions: ExclusionSyntax {
+package struct RsyncExclusions {
+  package init() {}
+
   package var terminator: UInt8 { 0 }
 
   /// The longest rule rsync keeps: `MAXPATHLEN` (4096) less one, measured.

@@ -11,7 +11,9 @@
 /// `--wildcards`, a backslash makes the next character literal both in
 /// `fnmatch` and in patterns without wildcards (gnulib's `unescape_pattern`),
 /// so `\`, `*`, `?` and `[` are escaped.
-package struct TarExclusions: ExclusionSyntax {
+package struct TarExclusions {
+  package init() {}
+
   package var terminator: UInt8 { UInt8(ascii: "\n") }
 
   /// `tar -C "$ROOT"` changes into ROOT, following a symbolic link.
