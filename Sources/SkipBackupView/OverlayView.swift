@@ -1,0 +1,74 @@
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One ROOT's view: a read-only overlayfs of the layer's part over the real
+/// directory, attached at the ROOT's own path in the private namespace.
+package enum OverlayView {
+  /// Opens the real ROOT, before anything is mounted on it or above it:
+  /// the descriptor keeps reaching the real directory afterwards.
+  package static func openReal(_ root: ViewRoot) throws(SkipBackupError) -> CInt {
+    try check(.openat, root.real) {
+      root.real.withCString {
+        system_openat(
+          MountFlag.atWorkingDirectory, $0,
+          MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+  }
+
+  /// Mounts the overlay of `layer` over `real` at the ROOT's path, or on
+  /// `target`, an open directory, when one is given: a filesystem mounted
+  /// inside a ROOT is reached through the view above it by descriptor, so
+  /// that no link swapped in on the way moves the view elsewhere. Returns
+  /// the mounted view (close-on-exec), through which a view inside it is
+  /// reached.
+  ///
+  /// Both layers are named as /proc/self/fd/N: the layer has no other name,
+  /// and the real directory's path now leads to the view of a ROOT above it.
+  /// `userxattr` (Linux 5.11) lets overlayfs mount in a user namespace.
+  package static func mount(
+    _ root: ViewRoot, layer: CInt, real: CInt, privilege: MountNamespace.Privilege,
+    on target: CInt? = nil
+  ) throws(SkipBackupError) -> CInt {
+    let context = try check(.fsopen, root.path) {
+      system_fsopen("overlay", MountFlag.fsopenCloseOnExec)
+    }
+    defer { _ = system_close(context) }
+    let lower = "/proc/self/fd/\(layer):/proc/self/fd/\(real)"
+    try check(.fsconfig, root.path) {
+      system_fsconfig(context, MountFlag.setString, "lowerdir", lower, 0)
+    }
+    if case .user = privilege {
+      try check(.fsconfig, root.path) {
+        system_fsconfig(context, MountFlag.setFlag, "userxattr", nil, 0)
+      }
+    }
+    try check(.fsconfig, root.path) {
+      system_fsconfig(context, MountFlag.create, nil, nil, 0)
+    }
+    let mounted = try check(.fsmount, root.path) {
+      system_fsmount(context, MountFlag.fsmountCloseOnExec, MountFlag.readOnly)
+    }
+    do {
+      try check(.moveMount, root.path) {
+        if let target {
+          return system_move_mount(
+            mounted, "", target, "", MountFlag.emptyPath | MountFlag.targetEmptyPath)
+        }
+        return root.path.withCString {
+          system_move_mount(mounted, "", MountFlag.atWorkingDirectory, $0, MountFlag.emptyPath)
+        }
+      }
+    } catch {
+      _ = system_close(mounted)
+      throw error
+    }
+    return mounted
+  }
+}
