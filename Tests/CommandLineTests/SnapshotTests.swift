@@ -164,6 +164,43 @@ final class BtrfsImage {
     }
   }
 
+  /// Two ROOTs on one subvolume share one snapshot; a ROOT on a subvolume
+  /// nested in another ROOT gets its own, whose view is mounted on the
+  /// empty directory the outer snapshot holds there, whatever the order
+  /// the ROOTs come in; each view hides its own marks.
+  @Test func rootsShareTheSnapshotOfTheirSubvolume() throws {
+    let image = try BtrfsImage()
+    let outer = try image.subvolume("sv")
+    let inner = outer + "/inner"
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(inner)]))
+    for directory in [outer + "/a", outer + "/b", inner + "/c"] {
+      Make.directory(Bytes(directory))
+      Make.file(Bytes(directory + "/kept"))
+      Make.file(Bytes(directory + "/secret"))
+      try check(skipbackup("mark", Argument(directory + "/secret")))
+    }
+    let subvolumes = try image.subvolumes()
+    let shared = skipbackup(
+      "run", "-q", "--snapshot", Argument(outer + "/a"), Argument(outer + "/b"), "--", "sh", "-c",
+      Argument(#"btrfs subvolume list "$1" | grep -c skipbackup-snapshots; find "$2" "$3""#), "sh",
+      Argument(image.mountPoint), Argument(outer + "/a"), Argument(outer + "/b"))
+    try #require(shared.status == 0, "\(shared)")
+    #expect(
+      shared.lines == ["1", outer + "/a", outer + "/a/kept", outer + "/b", outer + "/b/kept"],
+      "\(shared)")
+    let nested = skipbackup(
+      "run", "-q", "--snapshot", Argument(inner), Argument(outer), "--", "sh", "-c",
+      Argument(#"btrfs subvolume list "$1" | grep -c skipbackup-snapshots; find "$2" | sort"#),
+      "sh", Argument(image.mountPoint), Argument(outer))
+    try #require(nested.status == 0, "\(nested)")
+    #expect(
+      nested.lines == [
+        "2", outer, outer + "/a", outer + "/a/kept", outer + "/b", outer + "/b/kept", inner,
+        inner + "/c", inner + "/c/kept",
+      ], "\(nested)")
+    #expect(try image.subvolumes() == subvolumes)
+  }
+
   /// A file rewritten and a file created while COMMAND runs (through a
   /// second mount of the same filesystem, which no view covers) are not
   /// seen through the snapshot; through the live view they are.

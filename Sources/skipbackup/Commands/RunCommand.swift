@@ -186,9 +186,9 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       // caller's namespace only) and before anything is mounted there.
       var reals: [CInt] = []
       for (index, root) in viewRoots.enumerated() {
-        if let snapshots {
-          // From its own snapshot, which may not be the one above it.
-          let frozen = snapshots.roots[index]
+        if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
+          // From its own snapshot, which may not be the one above it (the
+          // ROOTs are in mount order now, not as given).
           let snapshot = snapshots.snapshots[frozen.snapshot]
           let top = try snapshot.reopen()
           let real = try FileItem.openDirectory(frozen.inside, below: top, rootPath: snapshot.path)
