@@ -469,7 +469,31 @@ package enum MountFlag {
   package static let readOnly = CXATTR_MOUNT_ATTR_RDONLY
   package static let emptyPath = CXATTR_MOVE_MOUNT_F_EMPTY_PATH
   package static let targetEmptyPath = CXATTR_MOVE_MOUNT_T_EMPTY_PATH
+  package static let noSetUserID = CXATTR_MOUNT_ATTR_NOSUID
+  package static let noDevices = CXATTR_MOUNT_ATTR_NODEV
+  package static let noExecution = CXATTR_MOUNT_ATTR_NOEXEC
+  package static let noAccessTime = CXATTR_MOUNT_ATTR_NOATIME
+  package static let strictAccessTime = CXATTR_MOUNT_ATTR_STRICTATIME
+  package static let noDirectoryAccessTime = CXATTR_MOUNT_ATTR_NODIRATIME
 }
+/// The flags statfs(2) reports in `f_flags` (`ST_*` of <sys/statvfs.h>,
+/// which Swift sees only under `_GNU_SOURCE`).
+package enum FilesystemFlag {
+  package static let noSetUserID = CXATTR_ST_NOSUID
+  package static let noDevices = CXATTR_ST_NODEV
+  package static let noExecution = CXATTR_ST_NOEXEC
+  package static let noAccessTime = CXATTR_ST_NOATIME
+  package static let noDirectoryAccessTime = CXATTR_ST_NODIRATIME
+  package static let relativeAccessTime = CXATTR_ST_RELATIME
+
+  /// The `f_flags` of the filesystem `fd` is on, as mounted there
+  /// (statfs(2)), for the tool, to which `struct statfs` is not visible.
+  package static func flags(of fd: CInt) -> Result<UInt, Errno> {
+    var status = statfs()
+    return valueOrErrno { system_fstatfs(fd, &status) }.map { _ in UInt(status.f_flags) }
+  }
+}
+
 
 /// The corresponding C function is `unshare(2)`, through CXattr: glibc
 /// declares it only under `_GNU_SOURCE`.

@@ -93,6 +93,21 @@ int cxattr_fsconfig(int fd, unsigned int cmd, const char *key, const void *value
 int cxattr_fsmount(int fd, unsigned int flags, unsigned int attr_flags);
 int cxattr_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const char *to_path,
                       unsigned int flags);
+// skipbackup run carries the real mount's options to the view's mount:
+// statfs(2)'s f_flags (<sys/statvfs.h>'s ST_*, under _GNU_SOURCE) as
+// fsmount(2)'s MOUNT_ATTR_* (<linux/mount.h>).
+static const unsigned int CXATTR_MOUNT_ATTR_NOSUID = 0x2;
+static const unsigned int CXATTR_MOUNT_ATTR_NODEV = 0x4;
+static const unsigned int CXATTR_MOUNT_ATTR_NOEXEC = 0x8;
+static const unsigned int CXATTR_MOUNT_ATTR_NOATIME = 0x10;
+static const unsigned int CXATTR_MOUNT_ATTR_STRICTATIME = 0x20;
+static const unsigned int CXATTR_MOUNT_ATTR_NODIRATIME = 0x80;
+static const unsigned long CXATTR_ST_NOSUID = 2;
+static const unsigned long CXATTR_ST_NODEV = 4;
+static const unsigned long CXATTR_ST_NOEXEC = 8;
+static const unsigned long CXATTR_ST_NOATIME = 1024;
+static const unsigned long CXATTR_ST_NODIRATIME = 2048;
+static const unsigned long CXATTR_ST_RELATIME = 4096;
 // mknodat(2) with a device number: makedev is a macro.
 int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
                    unsigned int minor);
