@@ -476,6 +476,17 @@ package enum MountFlag {
   package static let strictAccessTime = CXATTR_MOUNT_ATTR_STRICTATIME
   package static let noDirectoryAccessTime = CXATTR_MOUNT_ATTR_NODIRATIME
 }
+/// The inode flags (`chattr`) that tmpfs keeps (mm/shmem.c's
+/// SHMEM_FL_USER_MODIFIABLE on Linux 6.18, casefolding aside), for the tool,
+/// which does not import CXattr: the view's layer carries these of each
+/// real directory it stands for.
+package enum InodeFlag {
+  package static let immutable = FS_IMMUTABLE_FL
+  package static let appendOnly = FS_APPEND_FL
+  package static let noDump = FS_NODUMP_FL
+  package static let noAccessTime = FS_NOATIME_FL
+}
+
 /// The flags statfs(2) reports in `f_flags` (`ST_*` of <sys/statvfs.h>,
 /// which Swift sees only under `_GNU_SOURCE`).
 package enum FilesystemFlag {

@@ -1,6 +1,12 @@
 import SkipBackupSystem
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// What one listing of an item's extended attribute names says of it: the
 /// one reader of an item's state that every command starts from (status,
 /// list, du, explain, export, sweep, mark and clear).
@@ -25,6 +31,11 @@ package struct ItemAttributes {
   /// Whether ``SweepProvenance/attributeName`` is listed: a record in its
   /// value (the first form), which ``SweepProvenance/readValue(from:)`` reads.
   package private(set) var recordInValue = false
+  /// The namespaces in which a name of overlayfs's own is listed
+  /// (`trusted.overlay.*`, `user.overlay.*`): an overlay over the item
+  /// would obey or hide it, so `run` cannot show the item as it is. Found
+  /// in the same listing, among the names that are no mark's.
+  package private(set) var overlayNames: OverlayNamespaces = []
 
   /// Whether a sweep's record is there, in a name or in a value.
   @inline(__always)
@@ -81,6 +92,8 @@ package struct ItemAttributes {
           state.recordInName = true
           if readingRecord && state.record == nil { state.record = record }
           recordName?(AttributeName(bytes: name)!)
+        } else if let namespace = OverlayNamespaces(ofName: name) {
+          state.overlayNames.insert(namespace)
         }
       }
     } catch  where error.errno == .notSupported {
@@ -117,5 +130,39 @@ package struct ItemAttributes {
     }
     if !streams.isEmpty { marks.formUnion(try streams.marks(for: mechanisms, on: item)) }
     return marks
+  }
+}
+
+/// Where overlayfs keeps the attributes it reads from its layers and never
+/// shows (Documentation/filesystems/overlayfs.rst): `trusted.overlay.*`, or
+/// `user.overlay.*` when mounted with `userxattr`, as in a user namespace.
+package struct OverlayNamespaces: OptionSet, Sendable {
+  package let rawValue: UInt8
+  package init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  package static let trusted = OverlayNamespaces(rawValue: 1)
+  package static let user = OverlayNamespaces(rawValue: 2)
+
+  /// The namespace whose overlay prefix `name` starts with, if any. Met
+  /// by every name that is no mark's (`security.selinux` on each file of
+  /// an SELinux system): two comparisons, no allocation.
+  @inline(__always)
+  package init?(ofName name: UnsafeRawBufferPointer) {
+    func starts(with prefix: StaticString) -> Bool {
+      name.count > prefix.utf8CodeUnitCount
+        && memcmp(name.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+    }
+    if starts(with: "trusted.overlay.") {
+      self = .trusted
+    } else if starts(with: "user.overlay.") {
+      self = .user
+    } else {
+      return nil
+    }
+  }
+
+  /// The prefix of the names in this namespace, for a name test outside a listing.
+  package var prefix: [UInt8] {
+    Array((self == .trusted ? "trusted.overlay." : "user.overlay.").utf8)
   }
 }

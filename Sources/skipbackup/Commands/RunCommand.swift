@@ -87,9 +87,11 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   func run() throws {
     let (rootArguments, commandArguments) = split
     let mechanisms = try tree.mechanisms(default: .all)
+    let privilege = MountNamespace.Privilege.current
     let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
       ViewVisitor(
-        mechanisms: mechanisms, reporter: Reporter(diagnostics: diagnostics, progress: progress))
+        mechanisms: mechanisms, privilege: privilege,
+        reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
     let diagnostics = run.diagnostics
     let workingDirectory = CommandLaunch.workingDirectory()
@@ -125,7 +127,6 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
     do throws(SkipBackupError) {
-      let privilege = MountNamespace.Privilege.current
       try MountNamespace.enter(privilege)
       // A view inside another (a filesystem mounted inside a ROOT) is
       // reached from the one it is in, by descriptor, never by its path
@@ -155,7 +156,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       try ToolState(roots: viewRoots)?.pass()
       let layer = try WhiteoutLayer()
       let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
-        try layer.build(root, index: index, real: reals[index])
+        try layer.build(root, index: index, real: reals[index], privilege: privilege)
       }
       var views: [CInt] = []
       for (index, root) in viewRoots.enumerated() {
@@ -343,6 +344,9 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         "\(path): overlayfs refuses this directory as a lower layer: it is on a filesystem overlayfs cannot use under it (another overlay stacked too deep, FUSE, NFS, or one without the needed features), or mounting it is not allowed in this namespace \(detail); -x leaves a filesystem mounted below ROOT out; see docs/backups.md"
     case (.mount, _), (.fsopen, _), (.fsconfig, _), (.fsmount, _), (.moveMount, _):
       return "\(path): cannot mount the view \(detail)"
+    case (.setInodeFlags, .notPermitted):
+      return
+        "\(path): its immutable or append-only flag (chattr +i, +a) cannot be given to the view's layer: only root may set them (CAP_LINUX_IMMUTABLE, which a user namespace lacks) \(detail); run as root; nothing was run"
     case (.mknodat, _), (.mkdirat, _):
       return "\(path): cannot make its whiteout in the view's layer (tmpfs) \(detail)"
     case (.setxattr, .notSupported), (.fsetxattr, .notSupported), (.setxattrat, .notSupported):

@@ -13,26 +13,51 @@ struct ViewRoot {
 }
 
 /// The walk of one ROOT for `run`: `list --excluded`'s visitor, which keeps
-/// the paths instead of printing them.
+/// the paths instead of printing them, and refuses by name each item the
+/// overlay cannot show as it is.
 final class ViewVisitor: ReportingVisitor {
   let reporter: Reporter
   private let mechanisms: MechanismSet
+  /// Where the overlay keeps its own attributes: `trusted.overlay.*` as
+  /// root, `user.overlay.*` in a user namespace (`userxattr`).
+  private let overlayNamespace: OverlayNamespaces
   /// The length of the walked root's path, which every kept path leaves out.
   var rootLength = 0
   /// What this thread found excluded, relative to the root.
   var hidden: [[UInt8]] = []
 
-  init(mechanisms: MechanismSet, reporter: Reporter) {
+  init(mechanisms: MechanismSet, privilege: MountNamespace.Privilege, reporter: Reporter) {
     self.mechanisms = mechanisms
+    overlayNamespace = privilege.overlayNamespace
     self.reporter = reporter
   }
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
-    if entry.depth == 0 { return .descend }
-    let marks: MechanismSet
+    var marks: MechanismSet = []
     do {
-      marks = try reporter.marks(mechanisms, of: entry)
+      // The one listing of names that the marks read anyway tells whether
+      // the overlay would take an attribute for its own. A link or special
+      // file keeps no user.* attribute, so only root, who may find a
+      // trusted.overlay.* one on it, lists its names (one call each).
+      if entry.type.isRegularOrDirectory || overlayNamespace == .trusted {
+        let attributes = try ItemAttributes(of: entry.item)
+        if entry.type.isRegularOrDirectory && entry.depth > 0 {
+          marks = try mechanisms.marks(on: entry.item, listed: attributes)
+        }
+        if marks.isEmpty && attributes.overlayNames.contains(overlayNamespace) {
+          // Each such item is named: a directory's entries are walked too.
+          try refuseOverlayAttribute(entry)
+          return .descend
+        }
+      }
+      // A character device 0/0 is a whiteout to overlayfs: it would not show.
+      if entry.type.isCharacterDevice, try entry.item.status().st_rdev == 0 {
+        reporter.report(
+          "\(entry.path.escapedDescription): a character device 0/0, which overlayfs takes "
+            + "for a whiteout and would not show; \(Self.fallback)")
+        return .skipChildren
+      }
     } catch {
       return reporter.unreadable(error, at: entry)
     }
@@ -41,5 +66,21 @@ final class ViewVisitor: ReportingVisitor {
     let start = rootLength == 1 ? 1 : rootLength + 1
     hidden.append(Array(entry.pathBytes[start...]))
     return .skipChildren
+  }
+
+  /// What to do when the view cannot show a tree as it is.
+  static let fallback =
+    "the view cannot show it as it is, so nothing was run: back this tree up with "
+    + "skipbackup export's recipe for the tool instead (skipbackup export --help)"
+
+  /// Reports the first of the entry's attributes in the overlay's own namespace.
+  private func refuseOverlayAttribute(_ entry: borrowing TreeEntry) throws(SkipBackupError) {
+    let prefix = overlayNamespace.prefix
+    let name = try ExtendedAttributes(of: entry.item).names().first {
+      $0.bytes.starts(with: prefix)
+    }
+    reporter.report(
+      "\(entry.path.escapedDescription): its attribute \(name.map { "\($0)" } ?? "") is "
+        + "overlayfs's own, which an overlay obeys or hides; \(Self.fallback)")
   }
 }

@@ -44,9 +44,11 @@ struct WhiteoutLayer: ~Copyable {
   /// Builds root `index`'s part of the layer: a whiteout for each hidden
   /// item, the directories on the way to them, and on each of those
   /// directories (the root's own too) the real directory's metadata, which
-  /// overlayfs shows for a directory present in both layers. Returns the
-  /// part's directory, open for the overlay's `lowerdir`.
-  func build(_ root: ViewRoot, index: Int, real: CInt) throws(SkipBackupError) -> CInt {
+  /// overlayfs shows for a directory present in both layers. Returns the part's directory, open for the overlay's
+  /// `lowerdir`.
+  func build(
+    _ root: ViewRoot, index: Int, real: CInt, privilege: MountNamespace.Privilege
+  ) throws(SkipBackupError) -> CInt {
     let name = FilePath("\(index)")
     try check(.mkdirat, root.path) { name.withCString { system_mkdirat(descriptor, $0, 0o700) } }
     let part = try check(.openat, root.path) {
@@ -70,9 +72,10 @@ struct WhiteoutLayer: ~Copyable {
       }
       try layerCall(.mknodat, root, hidden) { system_mknodat(part, $0, S_IFCHR, 0, 0) }
     }
-    // After every whiteout is made, so that no later entry changes a copied time.
+    // After every whiteout is made, so that no later entry changes a copied
+    // time, and no immutable or append-only flag refuses one.
     for directory in merged {
-      try copyMetadata(root, directory, layer: part, real: real)
+      try copyMetadata(root, directory, layer: part, real: real, privilege: privilege)
     }
     return part
   }
@@ -88,33 +91,36 @@ struct WhiteoutLayer: ~Copyable {
   }
 
   /// Gives the layer's `directory` the real one's owner, mode, extended
-  /// attributes (ACLs among them) and times.
+  /// attributes (ACLs among them), times and inode flags.
   ///
   /// The real directory is reached from the real ROOT (`real`, opened before
   /// anything was mounted) one name at a time, no link followed: a directory
   /// on the way replaced by a link since the walk is refused, never
   /// followed out of the tree.
   private func copyMetadata(
-    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, real rootDescriptor: CInt
+    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, real rootDescriptor: CInt,
+    privilege: MountNamespace.Privilege
   )
     throws(SkipBackupError)
   {
     let realPath = root.path.appending(bytes: directory)
     guard !directory.isEmpty else {
       try copyMetadata(
-        root, directory, layer: layer, from: FileItem(path: realPath, followSymbolicLinks: false))
+        root, directory, layer: layer,
+        from: FileItem(path: realPath, followSymbolicLinks: false), privilege: privilege)
       return
     }
     try FileItem.withItem(
       directory, below: rootDescriptor, rootPath: root.path
     ) { (real) throws(SkipBackupError) in
-      try copyMetadata(root, directory, layer: layer, from: real)
+      try copyMetadata(root, directory, layer: layer, from: real, privilege: privilege)
     }
   }
 
-  /// ``copyMetadata(_:_:layer:real:)`` from `real`, the real directory.
+  /// ``copyMetadata(_:_:layer:real:privilege:)`` from `real`, the real directory.
   private func copyMetadata(
-    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, from real: FileItem
+    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, from real: FileItem,
+    privilege: MountNamespace.Privilege
   ) throws(SkipBackupError) {
     let realPath = real.displayPath
     let status = try real.status()
@@ -130,11 +136,47 @@ struct WhiteoutLayer: ~Copyable {
     try check(.fchmod, realPath) { system_fchmod(opened, status.st_mode & 0o7777) }
     let to = ExtendedAttributes(
       of: FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: realPath))
-    try ExtendedAttributes(of: real).copy(to: to, skipping: \.isOverlayOwn)
+    // The walk refused every item with a name in the overlay's own
+    // namespace; one seen since is not copied, where it would steer the view.
+    let own = privilege.overlayNamespace.prefix
+    try ExtendedAttributes(of: real).copy(to: to) { $0.bytes.starts(with: own) }
     let times = [status.st_atim, status.st_mtim]
     try check(.futimens, realPath) {
       times.withUnsafeBufferPointer { system_futimens(opened, $0.baseAddress!) }
     }
+    try copyInodeFlags(from: real, to: opened, path: realPath)
+  }
+
+  /// Gives the layer's directory the real one's nodump (`d`), noatime
+  /// (`A`), immutable (`i`) and append-only (`a`) flags, the ones tmpfs
+  /// keeps: overlayfs answers FS_IOC_GETFLAGS on a merged directory from
+  /// its topmost layer, so `lsattr -d`, `borg create --exclude-nodump` and
+  /// `bsdtar --nodump` see the layer's. Set last: an immutable directory
+  /// takes no other change. The flags of how a filesystem stores a
+  /// directory (ext4's extents `e` and index `I`, btrfs's `C` and `c`)
+  /// tmpfs has not, and the view does not show them. Only root may set `i`
+  /// and `a` (CAP_LINUX_IMMUTABLE, which a user namespace does not grant):
+  /// an ordinary user's view of a directory that has them is refused.
+  private func copyInodeFlags(
+    from real: FileItem, to layer: CInt, path: FilePath
+  ) throws(SkipBackupError) {
+    var flags: CInt = 0
+    do {
+      _ = try real.withOpenDescriptor(O_RDONLY | O_NONBLOCK | O_DIRECTORY) {
+        (descriptor) throws(SkipBackupError) in
+        try check(.getInodeFlags, path) { system_getInodeFlags(descriptor, &flags) }
+      }
+    } catch
+      where error.call == .getInodeFlags
+      && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
+    {
+      return  // a filesystem without inode flags
+    }
+    var carried =
+      flags
+      & (InodeFlag.noDump | InodeFlag.noAccessTime | InodeFlag.immutable | InodeFlag.appendOnly)
+    guard carried != 0 else { return }
+    try check(.setInodeFlags, path) { system_setInodeFlags(layer, &carried) }
   }
 
   /// A call on `relative` in the layer; a failure names the real path it stands for.
@@ -147,16 +189,5 @@ struct WhiteoutLayer: ~Copyable {
     return try check(call, root.path.appending(bytes: relative)) {
       cString.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
-  }
-}
-
-extension AttributeName {
-  /// overlayfs's own attributes (`trusted.overlay.*`, or `user.overlay.*`
-  /// with `userxattr`), which would steer the overlay if a layer held them;
-  /// overlayfs never shows them on a merged item either.
-  fileprivate var isOverlayOwn: Bool {
-    let bytes = self.bytes
-    return bytes.starts(with: Array("trusted.overlay.".utf8))
-      || bytes.starts(with: Array("user.overlay.".utf8))
   }
 }
