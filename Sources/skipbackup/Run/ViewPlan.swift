@@ -10,6 +10,21 @@ struct ViewRoot {
   let path: FilePath
   /// The topmost excluded items, relative to ``path`` ("a/b"), sorted.
   var hidden: [[UInt8]]
+  /// With -x, the directories where another filesystem is mounted, which
+  /// the view shows as the empty directory `list -x` lists (an opaque
+  /// directory in the layer), relative to ``path``.
+  var emptied: [[UInt8]] = []
+  /// The files on which another file is mounted, relative to ``path``:
+  /// the overlay shows the file below, so the mounted one is bound over it.
+  var fileMounts: [[UInt8]] = []
+
+  init(path: FilePath, hidden: [[UInt8]]) {
+    self.path = path
+    self.hidden = hidden
+  }
+
+  /// Whether this is the view of `/`, which COMMAND enters as its root.
+  var isSystemRoot: Bool { path.bytes == [UInt8(ascii: "/")] }
 }
 
 /// The walk of one ROOT for `run`: `list --excluded`'s visitor, which keeps
@@ -23,6 +38,8 @@ final class ViewVisitor: ReportingVisitor {
   private let overlayNamespace: OverlayNamespaces
   /// The length of the walked root's path, which every kept path leaves out.
   var rootLength = 0
+  /// The root's entries not walked (the kernel's own, in the view of `/`).
+  var pruned: [[UInt8]] = []
   /// What this thread found excluded, relative to the root.
   var hidden: [[UInt8]] = []
 
@@ -34,6 +51,10 @@ final class ViewVisitor: ReportingVisitor {
 
   func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
+    if entry.depth == 1, !pruned.isEmpty {
+      let name = entry.name
+      if pruned.contains(where: { $0.elementsEqual(name) }) { return .skipChildren }
+    }
     var marks: MechanismSet = []
     do {
       // The one listing of names that the marks read anyway tells whether

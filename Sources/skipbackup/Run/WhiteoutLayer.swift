@@ -42,9 +42,12 @@ struct WhiteoutLayer: ~Copyable {
   deinit { _ = system_close(descriptor) }
 
   /// Builds root `index`'s part of the layer: a whiteout for each hidden
-  /// item, the directories on the way to them, and on each of those
-  /// directories (the root's own too) the real directory's metadata, which
-  /// overlayfs shows for a directory present in both layers. Returns the part's directory, open for the overlay's
+  /// item, an opaque directory for each emptied mount point (overlayfs
+  /// then looks no further down, so the real directory's entries, which the
+  /// mount hides from users, stay hidden), the directories on the way to
+  /// them, and on each of those directories (the root's own too) the real
+  /// directory's metadata, which overlayfs shows for a directory present
+  /// in both layers. Returns the part's directory, open for the overlay's
   /// `lowerdir`.
   func build(
     _ root: ViewRoot, index: Int, real: CInt, privilege: MountNamespace.Privilege
@@ -60,22 +63,34 @@ struct WhiteoutLayer: ~Copyable {
     // sorted list of paths yields each parent before its children.
     var merged: [[UInt8]] = [[]]
     var made: Set<[UInt8]> = [[]]
-    for hidden in root.hidden {
-      var slash = hidden.startIndex
-      while let next = hidden[slash...].firstIndex(of: UInt8(ascii: "/")) {
-        let directory = Array(hidden[..<next])
+    let items =
+      (root.hidden.map { ($0, false) } + root.emptied.map { ($0, true) })
+      .sorted { $0.0.lexicographicallyPrecedes($1.0) }
+    for (item, emptied) in items {
+      var slash = item.startIndex
+      while let next = item[slash...].firstIndex(of: UInt8(ascii: "/")) {
+        let directory = Array(item[..<next])
         if made.insert(directory).inserted {
           merged.append(directory)
           try layerCall(.mkdirat, root, directory) { system_mkdirat(part, $0, 0o700) }
         }
         slash = next + 1
       }
-      try layerCall(.mknodat, root, hidden) { system_mknodat(part, $0, S_IFCHR, 0, 0) }
+      if emptied {
+        made.insert(item)
+        merged.append(item)
+        try layerCall(.mkdirat, root, item) { system_mkdirat(part, $0, 0o700) }
+      } else {
+        try layerCall(.mknodat, root, item) { system_mknodat(part, $0, S_IFCHR, 0, 0) }
+      }
     }
     // After every whiteout is made, so that no later entry changes a copied
     // time, and no immutable or append-only flag refuses one.
+    let opaque = Set(root.emptied)
     for directory in merged {
-      try copyMetadata(root, directory, layer: part, real: real, privilege: privilege)
+      try copyMetadata(
+        root, directory, layer: part, real: real, privilege: privilege,
+        opaque: opaque.contains(directory))
     }
     return part
   }
@@ -91,15 +106,17 @@ struct WhiteoutLayer: ~Copyable {
   }
 
   /// Gives the layer's `directory` the real one's owner, mode, extended
-  /// attributes (ACLs among them), times and inode flags.
+  /// attributes (ACLs among them), times and inode flags; an `opaque` one
+  /// also overlayfs's mark of an opaque directory.
   ///
   /// The real directory is reached from the real ROOT (`real`, opened before
   /// anything was mounted) one name at a time, no link followed: a directory
   /// on the way replaced by a link since the walk is refused, never
-  /// followed out of the tree.
+  /// followed out of the tree. A mount point is reached as users see it:
+  /// the root of the filesystem mounted there.
   private func copyMetadata(
     _ root: ViewRoot, _ directory: [UInt8], layer: CInt, real rootDescriptor: CInt,
-    privilege: MountNamespace.Privilege
+    privilege: MountNamespace.Privilege, opaque: Bool
   )
     throws(SkipBackupError)
   {
@@ -107,20 +124,22 @@ struct WhiteoutLayer: ~Copyable {
     guard !directory.isEmpty else {
       try copyMetadata(
         root, directory, layer: layer,
-        from: FileItem(path: realPath, followSymbolicLinks: false), privilege: privilege)
+        from: FileItem(path: realPath, followSymbolicLinks: false), privilege: privilege,
+        opaque: opaque)
       return
     }
     try FileItem.withItem(
       directory, below: rootDescriptor, rootPath: root.path
     ) { (real) throws(SkipBackupError) in
-      try copyMetadata(root, directory, layer: layer, from: real, privilege: privilege)
+      try copyMetadata(
+        root, directory, layer: layer, from: real, privilege: privilege, opaque: opaque)
     }
   }
 
-  /// ``copyMetadata(_:_:layer:real:privilege:)`` from `real`, the real directory.
+  /// ``copyMetadata(_:_:layer:real:privilege:opaque:)`` from `real`, the real directory.
   private func copyMetadata(
     _ root: ViewRoot, _ directory: [UInt8], layer: CInt, from real: FileItem,
-    privilege: MountNamespace.Privilege
+    privilege: MountNamespace.Privilege, opaque: Bool
   ) throws(SkipBackupError) {
     let realPath = real.displayPath
     let status = try real.status()
@@ -140,6 +159,11 @@ struct WhiteoutLayer: ~Copyable {
     // namespace; one seen since is not copied, where it would steer the view.
     let own = privilege.overlayNamespace.prefix
     try ExtendedAttributes(of: real).copy(to: to) { $0.bytes.starts(with: own) }
+    if opaque {
+      // overlayfs.rst, "whiteouts and opaque directories": "y" in a lower
+      // layer too; user.overlay.opaque with userxattr.
+      try to.setValue(Array("y".utf8), of: AttributeName(bytes: own + Array("opaque".utf8))!)
+    }
     let times = [status.st_atim, status.st_mtim]
     try check(.futimens, realPath) {
       times.withUnsafeBufferPointer { system_futimens(opened, $0.baseAddress!) }
