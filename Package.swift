@@ -76,14 +76,105 @@ let package = Package(
       name: "SkipBackup",
       dependencies: ["SkipBackupCore"]
     ),
+    // The tool's capabilities, one library each, above the core: the
+    // compiler keeps each to the imports it declares. None imports
+    // swift-argument-parser: the executable parses, and hands each engine a
+    // plain configuration value.
+    // What every command prints through: the buffered output, the
+    // diagnostics, the progress line, JSON Lines, and the walk's skeleton.
+    .target(
+      name: "SkipBackupReport",
+      dependencies: ["SkipBackupCore", .product(name: "SystemPackage", package: "swift-system")],
+      swiftSettings: mocking
+    ),
+    // The sweep: its rules, the git rule, its records (the only code that
+    // reads or writes one) and the trust rule, and the sweep itself.
+    .target(
+      name: "SkipBackupSweep",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // du: what the marks keep out and what stays in, by mechanism and by
+    // sweep rule, with the largest items.
+    .target(
+      name: "SkipBackupUsage",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // mark and clear: items by path or by walk, marks written or removed.
+    .target(
+      name: "SkipBackupMarking",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // list, status and check: what the marks exclude, read back.
+    .target(
+      name: "SkipBackupListing",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // export: each backup tool's exclusion syntax, and the file written.
+    .target(
+      name: "SkipBackupExport",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // explain: why one item is in or out, and what each backup tool reads.
+    .target(
+      name: "SkipBackupExplain",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep", "SkipBackupExport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // run: the private mount namespace, the whiteout layer, the overlay
+    // view at each ROOT, and COMMAND's launch.
+    .target(
+      name: "SkipBackupView",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // browse: the tree in columns, the screen, marks changed in place.
+    .target(
+      name: "SkipBackupBrowse",
+      dependencies: [
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupUsage", "SkipBackupSweep",
+        "SkipBackupMarking", "CNcurses",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // The tool: parses the command line into each engine's configuration,
+    // and prints.
     .executableTarget(
       name: "skipbackup",
       dependencies: [
-        "SkipBackupCore",
-        "CNcurses",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupUsage", "SkipBackupSweep",
+        "SkipBackupMarking", "SkipBackupListing", "SkipBackupExport", "SkipBackupExplain",
+        "SkipBackupView", "SkipBackupBrowse",
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]
+      ],
+      swiftSettings: mocking
     ),
     // Runs one library call in a process of its own, for tests that need
     // another user than root (EACCES).
@@ -103,14 +194,27 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
-      name: "skipbackupTests",
+      name: "CommandLineTests",
       dependencies: ["TestSupport"]
     ),
-    // The tool's pure code in process (path lexing, the rule writers, JSON
-    // Lines and Base64, argv bytes), against Python as the oracle.
+    // Each capability's code in process, against the peers nobody here
+    // wrote: Python, borg, and the real filesystem.
     .testTarget(
-      name: "CLIUnitTests",
-      dependencies: ["skipbackup", "TestSupport"]
+      name: "SkipBackupReportTests",
+      dependencies: ["SkipBackupReport", "TestSupport"],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupExportTests",
+      dependencies: ["SkipBackupExport", "TestSupport"],
+      swiftSettings: mocking
+    ),
+    // The executable's own code: the command line, parsed into each
+    // engine's configuration.
+    .testTarget(
+      name: "ParsingTests",
+      dependencies: ["skipbackup", "TestSupport"],
+      swiftSettings: mocking
     ),
   ]
 )

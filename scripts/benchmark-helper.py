@@ -282,9 +282,9 @@ def report(data_dir, doc):
                f"of {info['memory_runs']}; library: the median, over "
                f"{info['library_rounds']} run(s) of the suite, of each run's p50 |")
     out.append("")
-    out.append("### Targets (issue 5)")
+    out.append("### Targets")
     out.append("")
-    out.append("Wall-clock medians; the ratio and the target are issue 5's. The last column "
+    out.append("Wall-clock medians; the ratio and its target. The last column "
                "is the same ratio of CPU time (user + system), for reading a run on a busy "
                "machine; it says nothing of a second core.")
     out.append("")

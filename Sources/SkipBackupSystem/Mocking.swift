@@ -137,7 +137,7 @@ import SystemPackage
     /// the NUMBERth call of CALL, and waited for: a test's racing process
     /// at one exact point (a person's `mark` between the sweep's record and
     /// its marks, a link swapped in between the listing and the write),
-    /// which a timed race hits a few times in 100,000 (issue 24, 8 and 10).
+    /// which a timed race hits a few times in 100,000.
     /// A SCRIPT that fails stops the run, so that a race that did not
     /// happen cannot pass. By `sh`, not executed itself: a test writes the
     /// script just before, and a child another thread of the test forks

@@ -182,8 +182,8 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// (``isRefusedForFileType``), an open that met a link
   /// (``isLinkNotFollowed``), and nodump's and cachedir's own refusals of
   /// what is no file or directory. `mark -R` and `sweep` both skip and
-  /// count such an entry, not report it, and do not follow it (issue 24,
-  /// 10: 8 sweeps in 1,000 under scripts/torture's swaps reported one).
+  /// count such an entry, not report it, and do not follow it (reported,
+  /// 8 sweeps in 1,000 under scripts/torture's swaps failed on one).
   public var isSwappedInDuringWalk: Bool {
     isRefusedForFileType || isLinkNotFollowed
       || refusal == .inodeFlagsNeedFileOrDirectory

@@ -429,6 +429,18 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
   }
 }
 
+/// Runs a raw call until it is not interrupted; -1 becomes a
+/// ``SkipBackupError`` naming `call` and `path`.
+@discardableResult
+package func check(_ call: SystemCall, _ path: FilePath, _ body: () -> CInt) throws(SkipBackupError)
+  -> CInt
+{
+  switch valueOrErrno(body) {
+  case .success(let value): return value
+  case .failure(let errno): throw SkipBackupError(call, errno, path: path)
+  }
+}
+
 extension Errno {
   /// The calling thread's `errno`: the one place that reads the C variable.
   @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }
@@ -438,7 +450,7 @@ extension Errno {
   package init(returned code: CInt) { self.init(rawValue: code) }
 }
 
-// MARK: - Looking at an item to explain a refusal (issue 9)
+// MARK: - Looking at an item to explain a refusal
 
 /// The corresponding C function is `fstatfs(2)`.
 package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) -> CInt {
@@ -450,7 +462,7 @@ package func system_geteuid() -> uid_t {
   geteuid()
 }
 
-// MARK: - Mount namespaces and the new mount API (skipbackup run, issue 22)
+// MARK: - Mount namespaces and the new mount API (skipbackup run)
 
 /// The flags of the mount calls below, for the tool, which does not import
 /// CXattr (whose header has them: Swift cannot see the kernel's macros).

@@ -48,7 +48,7 @@ struct FrameStack: ~Copyable {
   private var count = 0
   private var spareBuffers: [(buffer: UnsafeMutableRawPointer, size: Int)] = []
 
-  /// 32 KiB a read, as ../shared/bench/xscan.c reads: a directory of a few
+  /// 32 KiB a read, as the expert C floor (xscan.c) reads: a directory of a few
   /// hundred entries in one `getdents64` (and one more that says the end).
   static let bufferSize = 32 * 1024
 

@@ -125,7 +125,7 @@ package struct TreeWalkCounts: Sendable {
 /// An entry that was gone when the walk (or its visitor) reached it, kept to
 /// be looked up again at the end of the walk: a directory renamed away and
 /// straight back (an editor's save, a tool moving a tree aside) is then
-/// walked, not lost with everything in it (issue 9, item 8). It is reached
+/// walked, not lost with everything in it. It is reached
 /// again through its parent directory, held open (`O_PATH`), never by a path
 /// resolved anew, so no link swapped in above it is followed.
 final class VanishedEntry: @unchecked Sendable {

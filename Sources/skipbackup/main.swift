@@ -1,5 +1,6 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupReport
 
 #if canImport(Glibc)
   import Glibc
@@ -18,6 +19,9 @@ if let status = CheckCommand.fastExitStatus(arguments) {
 do {
   var command = try SkipBackupCommand.parseAsRoot(arguments)
   try command.run()
+} catch let failure as ReportedFailure {
+  // An engine's failure: reported already, line by line; only the status is left.
+  exit(failure.status)
 } catch {
   // check's contract is 2 for any error, a usage error too.
   if arguments.first == "check", SkipBackupCommand.exitCode(for: error) == .validationFailure {

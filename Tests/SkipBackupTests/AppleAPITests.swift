@@ -74,7 +74,7 @@ import TestSupport
     #expect(try url.backupResourceValues(forKeys: [.fileSizeKey]).isExcludedFromBackup == nil)
   }
 
-  /// Issue 24, 19, as the README says: an item inside a marked directory
+  /// As the README says: an item inside a marked directory
   /// reads false through the URL API, as on Apple's platforms (the value is
   /// the item's own), while MechanismSet.status counts the directory.
   @Test func anItemInsideAMarkedDirectoryReadsFalseThroughTheURLAPI() throws {

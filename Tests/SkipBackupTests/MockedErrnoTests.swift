@@ -10,7 +10,7 @@ import TestSupport
 
 #if ENABLE_MOCKING
   /// The error paths a kernel will not take on demand, reached through the
-  /// syscall layer's debug-only mocking (issue 9): every `*xattrat` call's
+  /// syscall layer's debug-only mocking: every `*xattrat` call's
   /// `ENOSYS` fallback, `EINTR`, `ERANGE` growth and write errors. Each test
   /// proves its path ran by the calls the driver counted, and that the
   /// result is the one the kernel's own path gives.

@@ -9,7 +9,7 @@ import TestSupport
 #endif
 
 /// An `EPERM` or `EACCES` is explained by what the item really is, as a
-/// look at it after the failure finds (issue 9, items 7 and 10): never
+/// look at it after the failure finds: never
 /// "immutable" without the inode flags saying so, never "needs write
 /// permission on it" when a directory on the way denies the lookup.
 extension ErrorTests {

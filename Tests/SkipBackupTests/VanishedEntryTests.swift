@@ -10,7 +10,7 @@ import SystemPackage
 #endif
 
 #if ENABLE_MOCKING
-  /// Issue 9, item 8: a directory renamed away and straight back during
+  /// A directory renamed away and straight back during
   /// `mark -R` was counted "vanished" and its items were never visited. A
   /// vanished entry whose path exists again at the end of the walk is
   /// handled then; one still gone is counted. The walk runs on the test's
@@ -103,8 +103,8 @@ import SystemPackage
   /// parent's whole listing, valid only while that directory's entries are
   /// visited. An entry found gone before its visit cannot be visited at the
   /// end of the walk, when no listing of its parent is left: it is counted
-  /// vanished, as before issue 9's item 8 (the sweep's visitor read the
-  /// freed listing of its parent, or an index past its open directories).
+  /// vanished at once (looked for again at the end, the sweep's visitor read
+  /// the freed listing of its parent, or an index past its open directories).
   @Suite struct VanishedEntryWithWholeListingsTests {
     /// Records the visits and the listings it was shown.
     final class Recorder: TreeVisitor {

@@ -79,7 +79,14 @@ public func run(
   environmentPointers += overrides + [nil]
   var pid: pid_t = 0
   let spawned = posix_spawnp(&pid, pointers[0]!, &actions, nil, &pointers, &environmentPointers)
-  precondition(spawned == 0, "cannot start \(argv[0]): error \(spawned)")
+  // A program that is not installed fails the test that runs it, as a
+  // shell says so (exit 127), not the whole run.
+  guard spawned == 0 else {
+    let program = String(decoding: argv[0], as: UTF8.self)
+    return ProcessResult(
+      status: 127, standardOutput: [],
+      standardError: Array("cannot start \(program): \(String(cString: strerror(spawned)))\n".utf8))
+  }
   var status: Int32 = 0
   while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
   let exited = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)

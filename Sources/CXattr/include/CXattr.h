@@ -69,7 +69,7 @@ int cxattr_set_inode_flags(int fd, const int *flags);
 // O_TMPFILE.
 int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode);
 
-// skipbackup run (issue 22): a private mount namespace and the new mount
+// skipbackup run: a private mount namespace and the new mount
 // API. unshare(2) is declared only under _GNU_SOURCE; glibc 2.36 declares
 // fsopen, fsconfig, fsmount and move_mount in <sys/mount.h>, which clashes
 // with <linux/fs.h> above, so all of them go through syscall(2) here.

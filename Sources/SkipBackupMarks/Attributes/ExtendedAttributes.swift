@@ -194,7 +194,7 @@ public struct ExtendedAttributes: Sendable {
 
   /// Calls `body` with the value of `name`, or `nil` when there is none. Small
   /// values take one call and no allocation.
-  internal func withValue<R>(
+  package func withValue<R>(
     of name: AttributeName, _ body: (UnsafeRawBufferPointer?) -> R
   ) throws(SkipBackupError) -> R {
     var capacity = 256
@@ -231,7 +231,7 @@ public struct ExtendedAttributes: Sendable {
   /// Calls `body` with each name the item lists (without its NUL), in the
   /// order `listxattr` gives them: one call for the whole list, and none
   /// allocated for a short one.
-  internal func forEachName(
+  package func forEachName(
     _ body: (UnsafeRawBufferPointer) -> Void
   ) throws(SkipBackupError) {
     try withNameList { list in

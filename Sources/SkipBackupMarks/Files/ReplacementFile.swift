@@ -21,6 +21,11 @@ import SystemPackage
 /// attribute that cannot be read or written ends the save with an error
 /// naming it, before anything is replaced.
 ///
+/// The directory is opened once and the name looked at once
+/// (``DirectoryEntry``); the file is made and put in place relative to
+/// that descriptor. A name that was free at the look is taken with
+/// `link(2)`, which fails rather than replace what appeared there since.
+///
 /// Kills: where the filesystem has `O_TMPFILE`, the file has no name until
 /// the instant before the rename; elsewhere it has one from the start. That
 /// name is `.skipbackup-save-N` (N the first free number), and the file is
@@ -31,12 +36,18 @@ import SystemPackage
 package final class ReplacementFile {
   /// The file being written; its mark is set through this item.
   package let item: FileItem
-  private let directory: CInt
-  private let name: FilePath
+  /// The directory the file goes into and the look at its name there: the
+  /// new file is made, named and renamed relative to this one descriptor.
+  private let entry: DirectoryEntry
+  private var directory: CInt { entry.directory }
+  private var name: FilePath { entry.name }
   /// The new file, open for writing.
   package let descriptor: CInt
   /// The hidden name the new file has, once it has one.
   private var stagedName: FilePath?
+  /// Whether a file was at the name at the look, to be replaced; if not,
+  /// the new file takes the name only while it is still free.
+  private let replacesAFile: Bool
   private var committed = false
 
   /// Prepares to replace the file at `path`. A symbolic link is followed to
@@ -44,50 +55,42 @@ package final class ReplacementFile {
   /// With `keepingOldMetadata`, an existing file lends the new one its
   /// permissions, owner and attributes; a new file gets `permissions`, less
   /// the umask.
-  package init(
+  package convenience init(
     replacing path: FilePath, keepingOldMetadata: Bool = true, permissions: mode_t = 0o666
   ) throws(SkipBackupError) {
-    let target = try saveTarget(path)
-    let parent = target.removingLastComponent().isEmpty ? "." : target.removingLastComponent()
-    guard let last = target.lastComponent else {
-      throw SkipBackupError(refusing: .namesNoFile, path: path)
+    var entry = try DirectoryEntry(path)
+    if entry.type == .symbolicLink {
+      // The link was looked at once and not refused: in a sticky directory
+      // only its owner, the directory's or root can take it away now.
+      entry = try DirectoryEntry(try entry.linkTarget())
     }
-    let name = FilePath(root: nil, [last])
-    let directory = try parent.withCString { parent in
-      valueOrErrno { system_openat(CXATTR_AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
-    }.get(.openat, FileItem(path: parent))
-    var closesDirectory = true
-    defer { if closesDirectory { _ = system_close(directory) } }
+    try self.init(
+      entry, keepingOldMetadata: keepingOldMetadata, permissions: permissions, reportedAs: path)
+  }
 
-    // The old file, when there is one, lends its permissions, owner and attributes.
-    var old = stat()
-    let oldExists = name.withCString { name in
-      valueOrErrno { system_fstatat(directory, name, &old, AT_SYMLINK_NOFOLLOW) }
+  /// Prepares to replace what `entry` looked at: a regular file or
+  /// nothing. Messages name `path`.
+  package init(
+    _ entry: consuming DirectoryEntry, keepingOldMetadata: Bool = true,
+    permissions: mode_t = 0o666, reportedAs path: FilePath
+  ) throws(SkipBackupError) {
+    if let type = entry.type, type != .regular {
+      throw SkipBackupError(refusing: .notARegularFile, path: path, fileType: type)
     }
-    var directoryStatus = stat()
-    if oldExists.isSuccess, system_fstat(directory, &directoryStatus) == 0 {
-      // Someone else's file in /tmp: neither written over nor given back to them.
-      try SharedDirectory.refuseForeign(old, in: directoryStatus, path: path)
-    }
-    switch oldExists {
-    case .success where old.st_mode & S_IFMT != S_IFREG:
-      throw SkipBackupError(
-        refusing: .notARegularFile, path: path, fileType: FileType(rawValue: old.st_mode & S_IFMT))
-    case .success, .failure(.noSuchFileOrDirectory): break
-    case .failure(let errno): throw SkipBackupError(.fstatat, errno, path: path)
-    }
-    let keepsOld = oldExists.isSuccess && keepingOldMetadata
-    let mode = keepsOld ? old.st_mode & 0o7777 : permissions
+    let old = entry.item
+    let keepsOld = old != nil && keepingOldMetadata
+    let mode = keepsOld ? old!.st_mode & 0o7777 : permissions
+    let directory = entry.directory
+    let name = entry.name
 
     let created = try Self.create(in: directory, mode: mode, path: path)
-    closesDirectory = false
-    self.directory = directory
-    self.name = name
+    self.entry = entry
+    self.replacesAFile = old != nil
     self.descriptor = created.descriptor
     self.stagedName = created.name
     self.item = FileItem(descriptor: FileDescriptor(rawValue: descriptor), displayPath: path)
 
-    if keepsOld {
+    if let old, keepsOld {
       // As cp -p does, as far as allowed: root may give the file back to its owner.
       _ = system_fchown(descriptor, old.st_uid, old.st_gid)
       _ = system_fchmod(descriptor, mode)
@@ -179,10 +182,63 @@ package final class ReplacementFile {
     _ = try OutputDescriptor.writeAll(bytes, to: descriptor).get(.write, item)
   }
 
-  /// Syncs the new file and renames it over the old one; then syncs the
-  /// directory, so that the rename survives a crash.
+  /// Syncs the new file and puts it in place: renamed over the file that
+  /// was there at the look, or, where there was none, linked to the name,
+  /// which fails rather than replace what appeared there since; then
+  /// syncs the directory, so that the name survives a crash.
   package func commit() throws(SkipBackupError) {
     _ = try valueOrErrno { system_fsync(descriptor) }.get(.fsync, item)
+    if replacesAFile {
+      try rename()
+    } else {
+      try link()
+    }
+    committed = true
+    _ = system_fsync(directory)
+  }
+
+  /// Gives the new file the name that was free at the look. What took the
+  /// name since is judged as the look would have judged it: another user's
+  /// item in a sticky directory is refused, anything but a regular file
+  /// too (a link is never followed), and a regular file is replaced.
+  private func link() throws(SkipBackupError) {
+    let directory = directory
+    let linked: Result<Void, Errno>
+    if let stagedName {
+      linked = stagedName.withCString { staged in
+        name.withCString { name in
+          valueOrErrno { system_linkat(directory, staged, directory, name, 0) }.map { _ in () }
+        }
+      }
+    } else {
+      linked = UnnamedFile.link(descriptor, in: directory, as: name)
+    }
+    switch linked {
+    case .success:
+      if let stagedName {
+        _ = stagedName.withCString { system_unlinkat(directory, $0, 0) }
+        self.stagedName = nil
+      }
+    case .failure(.fileExists):
+      if let now = try entry.lookAgain(), now.st_mode & S_IFMT != S_IFREG {
+        throw SkipBackupError(
+          refusing: .notARegularFile, path: item.displayPath,
+          fileType: FileType(rawValue: now.st_mode & S_IFMT))
+      }
+      try rename()
+    // A filesystem without hard links (vfat, exfat) has no symbolic links
+    // either, nor owners to tell apart: the rename is all there is.
+    case .failure(.notPermitted) where stagedName != nil,
+      .failure(.notSupported) where stagedName != nil:
+      try rename()
+    case .failure(let errno):
+      throw SkipBackupError(.linkat, errno, path: item.displayPath)
+    }
+  }
+
+  /// Renames the new file over whatever is at the name: rename(2) replaces
+  /// the name itself, never what a link there leads to.
+  private func rename() throws(SkipBackupError) {
     // A dead save's leftover is reaped by name only while it is unlocked, so
     // the name is ours; should a racing reaper still have taken it, link again.
     for _ in 0..<3 {
@@ -197,8 +253,7 @@ package final class ReplacementFile {
       }
       switch renamed {
       case .success:
-        committed = true
-        _ = system_fsync(directory)
+        stagedName = nil
         return
       case .failure(.noSuchFileOrDirectory) where stagedName != nil:
         stagedName = nil
@@ -215,7 +270,6 @@ package final class ReplacementFile {
       _ = stagedName.withCString { system_unlinkat(directory, $0, 0) }
     }
     _ = system_close(descriptor)
-    _ = system_close(directory)
   }
 
   // MARK: - Names that survive no kill
@@ -340,46 +394,6 @@ package final class ReplacementFile {
     return found && system_fstat(descriptor, &open) == 0 && named.st_dev == open.st_dev
       && named.st_ino == open.st_ino
   }
-}
-
-/// The file a save at `path` replaces: `path` itself, or the existing file a
-/// symbolic link at `path` leads to. A dangling link or a loop is refused,
-/// so that a link is never turned into a file. The kernel follows the link
-/// (an `O_PATH` open, then `/proc/self/fd/N` says where it led), so that its
-/// own protections apply on the way; another user's link in a sticky
-/// directory others may write is refused before that (``SharedDirectory``).
-private func saveTarget(_ path: FilePath) throws(SkipBackupError) -> FilePath {
-  let item = FileItem(path: path, followSymbolicLinks: false)
-  let status: stat
-  do {
-    status = try item.status()
-  } catch  where error.isNoSuchFile {
-    return path
-  }
-  guard status.st_mode & S_IFMT == S_IFLNK else { return path }
-  _ = try SharedDirectory.check(path)
-  let opened = path.withCString { pointer in
-    valueOrErrno { system_openat(CXATTR_AT_FDCWD, pointer, CXATTR_O_PATH | O_CLOEXEC, 0) }
-  }
-  let descriptor: CInt
-  switch opened {
-  case .success(let value): descriptor = value
-  case .failure(.noSuchFileOrDirectory):
-    throw SkipBackupError(refusing: .danglingSymbolicLink, path: path, fileType: .symbolicLink)
-  case .failure(let errno):
-    var error = SkipBackupError(.openat, errno, path: path)
-    error.fileType = .symbolicLink
-    throw error
-  }
-  defer { _ = system_close(descriptor) }
-  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-  let count = "/proc/self/fd/\(descriptor)".withCString { link in
-    system_readlinkat(CXATTR_AT_FDCWD, link, &buffer, buffer.count - 1)
-  }
-  guard count > 0 else {
-    throw SkipBackupError(.readlinkat, Errno.current, path: path)
-  }
-  return buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
 }
 
 extension Result {

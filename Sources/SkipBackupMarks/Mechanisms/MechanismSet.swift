@@ -164,21 +164,22 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// The members whose mark `item` carries: the walk's hot path, without an
   /// allocation.
   public func marks(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
-    var sweepRecord = false
-    return try marks(on: item, sweepRecord: &sweepRecord)
+    var ownNames = false
+    return try marks(on: item, holdsOwnNames: &ownNames)
   }
 
-  /// ``marks(on:)``, and whether the item may carry a sweep's record
-  /// (``SweepProvenance/attributeName``): `false` only when the listing of
-  /// names that the marks needed anyway has none. `du` reads the rule behind
-  /// a mark only there: on the 200,000-file tree, 20,040 marked items and
-  /// not one record, a `getxattr` each saved.
+  /// ``marks(on:)``, and whether the item may hold a name in skipbackup's
+  /// own namespace (``ItemAttributes/holdsOwnNames``, where a sweep keeps its
+  /// record): `false` only when the listing of names that the marks needed
+  /// anyway has none. `du` reads the rule behind a mark only there: on the
+  /// 200,000-file tree, 20,040 marked items and not one record, a
+  /// `getxattr` each saved.
   package func marks(
-    on item: FileItem, sweepRecord: inout Bool
+    on item: FileItem, holdsOwnNames: inout Bool
   ) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
     let attributeMembers = intersection(.all)
-    sweepRecord = true
+    holdsOwnNames = true
     if !attributeMembers.isEmpty {
       // One listing of the item's attribute names tells which members may
       // mark it; values are read only for members that look at them. Even
@@ -188,18 +189,20 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
       // takes 158.0 ms with the listing (hyperfine, 15 runs).
       let attributes = try ItemAttributes(of: item)
       marks = try attributes.marks(attributeMembers, on: item)
-      sweepRecord = attributes.hasRecord
+      holdsOwnNames = attributes.holdsOwnNames
     }
     return marks.union(try marksOutsideAttributes(on: item))
   }
 
   /// ``marks(on:)`` from `attributes`, a listing of the item's names that
-  /// the caller made and reads more from (its sweep's record): one listing
-  /// where two would say the same.
+  /// the caller made and reads more from: one listing where two would say
+  /// the same. With `namesSuffice`, a listed name is its mark
+  /// (``ItemAttributes/marks(_:on:namesSuffice:)``).
   package func marks(
-    on item: FileItem, listed attributes: ItemAttributes
+    on item: FileItem, listed attributes: ItemAttributes, namesSuffice: Bool = false
   ) throws(SkipBackupError) -> MechanismSet {
-    try attributes.marks(intersection(.all), on: item).union(marksOutsideAttributes(on: item))
+    try attributes.marks(intersection(.all), on: item, namesSuffice: namesSuffice)
+      .union(marksOutsideAttributes(on: item))
   }
 
   /// The members kept elsewhere than in attributes (the nodump flag, a

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupListing
 import SystemPackage
 
 struct CheckCommand: ParsableCommand {
@@ -28,30 +29,10 @@ struct CheckCommand: ParsableCommand {
   var paths: [String]
 
   func run() throws {
-    let status = Self.exitStatus(
+    let status = CheckRun.exitStatus(
       paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
       dereference: dereference)
     throw ExitCode(status)
-  }
-
-  /// 0 when every path is excluded, 1 when any is included, 2 when any
-  /// could not be read.
-  static func exitStatus(paths: [FilePath], mechanisms: MechanismSet, dereference: Bool) -> Int32 {
-    let diagnostics = Diagnostics()
-    var included = false
-    for path in paths {
-      do {
-        // The item's own mark settles it; only without one do the directories above count.
-        let item = FileItem(path: path, followSymbolicLinks: dereference)
-        if try mechanisms.isMarked(item) { continue }
-        if try mechanisms.markedAncestor(of: path, followSymbolicLinks: dereference) == nil {
-          included = true
-        }
-      } catch {
-        diagnostics.report(error)
-      }
-    }
-    return diagnostics.failures > 0 ? 2 : included ? 1 : 0
   }
 
   /// The same command read straight from the arguments, for the common
@@ -100,6 +81,6 @@ struct CheckCommand: ParsableCommand {
       }
       mechanisms = parsed
     }
-    return exitStatus(paths: paths, mechanisms: mechanisms, dereference: dereference)
+    return CheckRun.exitStatus(paths: paths, mechanisms: mechanisms, dereference: dereference)
   }
 }

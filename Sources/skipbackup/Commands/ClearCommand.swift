@@ -1,7 +1,9 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupReport
+import SkipBackupMarking
 
-struct ClearCommand: MarkingCommand {
+struct ClearCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "clear",
     abstract: "Remove the marks, so that backups include the items again.",
@@ -22,10 +24,28 @@ struct ClearCommand: MarkingCommand {
       Exit status: 0 when every item was handled, 1 when any failed, 64 for a usage error.
       """)
 
-  static let action = MarkingRun.Action.clear
+  /// What clear removes without -m: every attribute mark.
   static let defaultMechanisms: MechanismSet = .all
 
-  @OptionGroup var options: MarkingOptions<ClearCommand>
+  @OptionGroup var mechanisms: MechanismOptions
+  @OptionGroup var items: ItemOptions
 
-  var form: MarkForm { .local }  // clear removes every form
+  @Flag(name: [.customShort("n"), .long], help: "Show what would be cleared, and change nothing.")
+  var dryRun = false
+
+  @OptionGroup var reporting: ReportingOptions
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
+
+  func run() throws {
+    // Every form is removed: the form only says where a mark is written.
+    let run = MarkingRun(
+      action: .clear, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
+      items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
+      dryRun: dryRun)
+    try run.run()
+  }
 }

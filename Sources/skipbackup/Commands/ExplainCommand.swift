@@ -1,6 +1,8 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupExplain
+import SkipBackupReport
 
 struct ExplainCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -47,18 +49,8 @@ struct ExplainCommand: ParsableCommand {
   var paths: [String]
 
   func run() throws {
-    let diagnostics = Diagnostics()
-    let output = Output()
-    for path in paths.map(RawArguments.path) {
-      do throws(SkipBackupError) {
-        let explanation = try Explanation(of: path, followSymbolicLinks: dereference)
-        format == .json ? explanation.writeJSON(to: output) : explanation.writeText(to: output)
-        output.endRecord()
-      } catch {
-        diagnostics.report(error, after: output)
-      }
-    }
-    output.flush()
-    if diagnostics.failures > 0 { throw ExitCode.failure }
+    let run = ExplainRun(
+      paths: paths.map(RawArguments.path), dereference: dereference, format: format)
+    try run.run()
   }
 }

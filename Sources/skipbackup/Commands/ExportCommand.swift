@@ -1,14 +1,9 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupExport
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
-
-struct ExportCommand: ParsableCommand, MountPointHelp {
+struct ExportCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "export",
     abstract:
@@ -61,9 +56,14 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
       valueName: "TOOL"))
   var tool: BackupTool
 
-  static let oneFileSystemHelp =
-    "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
-  @OptionGroup var tree: TreeOptions<ExportCommand>
+  @OptionGroup var mechanismOptions: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on ROOT's filesystem: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too."
+  )
+  var oneFileSystem = false
 
   @Option(
     name: [.customShort("o"), .customLong("output")],
@@ -79,181 +79,10 @@ struct ExportCommand: ParsableCommand, MountPointHelp {
   var root: String
 
   func run() throws {
-    let mechanisms = try tree.mechanisms(default: .all)
-    let syntax = tool.syntax
-    // What is wrong before the walk ends the run at once.
-    let early = Diagnostics()
-    let rootArgument = RawArguments.path(root)
-    let walkRoot: ExportRoot
-    do throws(ExportFailure) {
-      walkRoot = try syntax.walkRoot(for: rootArgument.bytes)
-    } catch {
-      early.report("\(rootArgument.escapedDescription): \(error.message)")
-      throw ExitCode.failure
-    }
-    let rootPath = FilePath(bytes: walkRoot.path)
-    if let reason = excludedRootReason(rootPath, walkRoot, mechanisms, early) {
-      early.report(
-        "\(rootPath.escapedDescription): excluded from backups as a whole (\(reason)), so no "
-          + "\(tool.rawValue) exclusion file is written: a backup of it should hold nothing")
-      throw ExitCode.failure
-    }
-    if early.failures > 0 { throw ExitCode.failure }
-
-    let destination = try openOutput(early)
-    let sink = OutputSink(descriptor: destination.descriptor)
-    let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
-      ExportVisitor(
-        mechanisms: mechanisms, syntax: syntax, root: walkRoot,
-        reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
-      )
-    }
-    run.walk(
-      rootPath,
-      options: TreeWalkOptions(
-        oneFileSystem: tree.oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink))
-    try run.finish {
-      switch destination {
-      case .inPlace(let descriptor):
-        if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
-          run.diagnostics.report(
-            "\(RawArguments.path(output!).escapedDescription): cannot be written")
-        }
-      case .replacement(let replacement):
-        do throws(SkipBackupError) {
-          try replacement.commit()
-        } catch {
-          run.diagnostics.report(error)
-        }
-      }
-    }
-  }
-
-  /// Why ROOT is excluded as a whole, or `nil` when it is not.
-  private func excludedRootReason(
-    _ path: FilePath, _ root: ExportRoot, _ mechanisms: MechanismSet, _ diagnostics: Diagnostics
-  ) -> String? {
-    do throws(SkipBackupError) {
-      let follows = root.followsSymbolicLink
-      let marks = try mechanisms.marks(on: FileItem(path: path, followSymbolicLinks: follows))
-      if !marks.isEmpty {
-        return "marked: \(marks.names.joined(separator: ", "))"
-      }
-      if let above = try mechanisms.markedAncestor(of: path, followSymbolicLinks: follows) {
-        return "below the marked directory \(above.escapedDescription)"
-      }
-    } catch {
-      diagnostics.report(error)
-    }
-    return nil
-  }
-
-  /// Where the rules go: standard output, or a special file such as a
-  /// device or FIFO, written in place and never replaced; or a regular or
-  /// new `-o` file, written anew beside it and renamed into place only when
-  /// complete, so that no truncated rules file is ever left.
-  private enum Destination {
-    case inPlace(CInt)
-    case replacement(ReplacementFile)
-
-    var descriptor: CInt {
-      switch self {
-      case .inPlace(let descriptor): descriptor
-      case .replacement(let replacement): replacement.descriptor
-      }
-    }
-  }
-
-  private func openOutput(_ diagnostics: Diagnostics) throws -> Destination {
-    guard let output else { return .inPlace(STDOUT_FILENO) }
-    let path = RawArguments.path(output)
-    // /dev/stdout and /proc/self/fd/N name a descriptor, whatever file is behind it.
-    let special =
-      path.starts(with: "/dev") || path.starts(with: "/proc")
-      || ((try? FileItem(path: path).status()).map { $0.st_mode & S_IFMT != S_IFREG } ?? false)
-    if !special {
-      do {
-        return .replacement(try ReplacementFile(replacing: path))
-      } catch {
-        diagnostics.report(error)
-        throw ExitCode.failure
-      }
-    }
-    // In a sticky directory others may write, another user's link, FIFO or
-    // file is refused, and a link that appears after the look is not followed.
-    let shared: SharedDirectory.Check
-    do {
-      shared = try SharedDirectory.check(path)
-    } catch {
-      diagnostics.report(error)
-      throw ExitCode.failure
-    }
-    let noFollow = shared.shared && !shared.trustedLink ? O_NOFOLLOW : 0
-    switch OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | noFollow) {
-    case .success(let descriptor):
-      guard shared.shared else { return .inPlace(descriptor) }
-      do {
-        try SharedDirectory.refuseForeign(opened: descriptor, at: path)
-      } catch {
-        _ = OutputDescriptor.close(descriptor)
-        diagnostics.report(error)
-        throw ExitCode.failure
-      }
-      return .inPlace(descriptor)
-    case .failure(let errno):
-      let reason = errno.description.lowercased()
-      diagnostics.report("\(path.escapedDescription): cannot be opened for writing: \(reason)")
-      throw ExitCode.failure
-    }
-  }
-}
-
-/// One walk thread's part of `export`: its own reporter, whose output
-/// buffer is on the sink the file is written through. Rules come out in the
-/// order the threads reach the items, which the backup tools do not mind.
-private final class ExportVisitor: ReportingVisitor {
-  let reporter: Reporter
-  private let output: Output
-  private let mechanisms: MechanismSet
-  private let syntax: any ExclusionSyntax
-  private let root: ExportRoot
-  /// The length of the walk root's path, which every rule leaves out.
-  private let rootLength: Int
-
-  init(
-    mechanisms: MechanismSet, syntax: any ExclusionSyntax, root: ExportRoot, reporter: Reporter
-  ) {
-    self.mechanisms = mechanisms
-    self.syntax = syntax
-    self.root = root
-    self.reporter = reporter
-    self.output = reporter.output
-    // The walk's paths start with the root as FilePath spells it.
-    self.rootLength = FilePath(bytes: root.path).bytes.count
-  }
-
-  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    reporter.tick()
-    if entry.depth == 0 { return .descend }
-    let marks: MechanismSet
-    do throws(SkipBackupError) {
-      marks = try reporter.marks(mechanisms, of: entry)
-    } catch {
-      return reporter.unreadable(error, at: entry)
-    }
-    guard !marks.isEmpty else { return .descend }
-    var relative = entry.pathBytes[rootLength...]
-    if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
-    switch syntax.rule(root: root, relative: Array(relative)) {
-    case .success(let rule):
-      output.write(rule)
-      output.write(syntax.terminator)
-      output.endRecord()
-    case .failure(let inexpressible):
-      reporter.report(
-        "\(entry.path.escapedDescription): excluded, but \(inexpressible.reason); "
-          + "a backup with this file would include it")
-    }
-    return .skipChildren
+    let run = ExportRun(
+      root: RawArguments.path(root), tool: tool,
+      mechanisms: try mechanismOptions.mechanisms(default: .all), output: output.map(RawArguments.path),
+      oneFileSystem: oneFileSystem, quiet: quiet.quiet)
+    try run.run()
   }
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupListing
 import SystemPackage
+import SkipBackupReport
 
-struct ListCommand: ParsableCommand, MountPointHelp {
+struct ListCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "list",
     abstract: "Walk each ROOT and print the excluded items, or the included ones.",
@@ -17,22 +19,16 @@ struct ListCommand: ParsableCommand, MountPointHelp {
       Exit status: 0 when every item was read, 1 when any could not be, 64 for a usage error.
       """)
 
-  enum Selection: String, EnumerableFlag {
-    case excluded, included
+  @Flag var selection: ListRun.Selection = .excluded
 
-    static func help(for value: Selection) -> ArgumentHelp? {
-      switch value {
-      case .excluded: "Print the topmost excluded items."
-      case .included: "Print every item that no mark excludes."
-      }
-    }
-  }
+  @OptionGroup var mechanismOptions: MechanismOptions
 
-  @Flag var selection: Selection = .excluded
-
-  static let oneFileSystemHelp =
-    "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
-  @OptionGroup var tree: TreeOptions<ListCommand>
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Stay on each ROOT's filesystem: directories where another filesystem is mounted are listed but not entered."
+  )
+  var oneFileSystem = false
 
   @Flag(
     name: [.customShort("0"), .customLong("null")],
@@ -46,64 +42,19 @@ struct ListCommand: ParsableCommand, MountPointHelp {
   var roots: [String]
 
   func run() throws {
-    let mechanisms = try tree.mechanisms(default: .all)
-    let terminator = null ? 0 : UInt8(ascii: "\n")
-    let wantsExcluded = selection == .excluded
-    let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
-      ListVisitor(
-        mechanisms: mechanisms, wantsExcluded: wantsExcluded, terminator: terminator,
-        reporter: Reporter(diagnostics: diagnostics, progress: progress))
-    }
-    let output = run.visitors[0].reporter.output
-    for root in roots.map(RawArguments.path) {
-      switch run.placement(of: root, mechanisms) {
-      case .unmarked:
-        run.walk(root, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
-      case .below:
-        // Excluded as a whole.
-        if wantsExcluded { output.write(root, terminator: terminator) }
-      case .unreadable: continue
-      }
-    }
-    try run.finish()
+    let run = ListRun(
+      roots: roots.map(RawArguments.path), mechanisms: try mechanismOptions.mechanisms(default: .all),
+      selection: selection, nullTerminated: null,
+      oneFileSystem: oneFileSystem, quiet: quiet.quiet)
+    try run.run()
   }
 }
 
-/// One walk thread's part of `list`: its own reporter (output buffer and
-/// progress count).
-private final class ListVisitor: ReportingVisitor {
-  let reporter: Reporter
-  private let output: Output
-  private let mechanisms: MechanismSet
-  private let wantsExcluded: Bool
-  private let terminator: UInt8
-
-  init(mechanisms: MechanismSet, wantsExcluded: Bool, terminator: UInt8, reporter: Reporter) {
-    self.mechanisms = mechanisms
-    self.wantsExcluded = wantsExcluded
-    self.terminator = terminator
-    self.reporter = reporter
-    self.output = reporter.output
-  }
-
-  func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    reporter.tick()
-    let marks: MechanismSet
-    do throws(SkipBackupError) {
-      marks = try reporter.marks(mechanisms, of: entry)
-    } catch {
-      return reporter.unreadable(error, at: entry)
+extension ListRun.Selection: EnumerableFlag {
+  package static func help(for value: Self) -> ArgumentHelp? {
+    switch value {
+    case .excluded: "Print the topmost excluded items."
+    case .included: "Print every item that no mark excludes."
     }
-    let excluded = !marks.isEmpty
-    if excluded == wantsExcluded {
-      if terminator == 0 {
-        output.write(entry.pathBytes)
-      } else {
-        output.writeName(entry.pathBytes)
-      }
-      output.write(terminator)
-      output.endRecord()
-    }
-    return excluded ? .skipChildren : .descend
   }
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupReport
+import SkipBackupMarking
 
-struct MarkCommand: MarkingCommand {
+struct MarkCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "mark",
     abstract: "Mark files and directories so that backups leave them out.",
@@ -24,7 +26,8 @@ struct MarkCommand: MarkingCommand {
       the other items are still handled), 64 for a usage error.
       """)
 
-  static let action = MarkingRun.Action.mark
+  /// What mark writes without -m: the resource value, as iOS 5.1's
+  /// `isExcludedFromBackup` sets it.
   static let defaultMechanisms: MechanismSet = MechanismSet([.resource])
 
   @Option(
@@ -34,7 +37,26 @@ struct MarkCommand: MarkingCommand {
       valueName: "form"))
   var form: MarkForm = .local
 
-  @OptionGroup var options: MarkingOptions<MarkCommand>
+  @OptionGroup var mechanisms: MechanismOptions
+  @OptionGroup var items: ItemOptions
+
+  @Flag(name: [.customShort("n"), .long], help: "Show what would be marked, and change nothing.")
+  var dryRun = false
+
+  @OptionGroup var reporting: ReportingOptions
+  @OptionGroup var paths: PathArguments
+
+  func validate() throws {
+    try items.validate(paths)
+  }
+
+  func run() throws {
+    let run = MarkingRun(
+      action: .mark, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
+      items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
+      dryRun: dryRun, form: form)
+    try run.run()
+  }
 }
 
 // Its raw value is its name, which the parser takes, lists and shows as the default.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import SkipBackupCore
 import SystemPackage
+import SkipBackupReport
+import SkipBackupView
 
 #if canImport(Glibc)
   import Glibc

@@ -1,11 +1,12 @@
 import ArgumentParser
 import SkipBackupCore
+import SkipBackupReport
 import SystemPackage
 
 /// How a command finds its items and goes through them: `--files-from`,
 /// `-R`, `-L`, `-x`. The PATH arguments are ``PathArguments``, declared last
 /// so that the synopsis ends with them.
-struct ItemOptions: ParsableArguments, MountPointHelp {
+struct ItemOptions: ParsableArguments {
   @Flag(
     name: [.customShort("R"), .long],
     help:
@@ -20,9 +21,12 @@ struct ItemOptions: ParsableArguments, MountPointHelp {
   )
   var dereference = false
 
-  static let oneFileSystemHelp =
-    "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
-  @OptionGroup var oneFileSystemOption: OneFileSystemOption<ItemOptions>
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "With --recursive, stay on each PATH's filesystem: directories where another filesystem is mounted are not entered."
+  )
+  var oneFileSystem = false
 
   @Option(
     name: .customLong("files-from"),
@@ -43,12 +47,6 @@ struct ItemOptions: ParsableArguments, MountPointHelp {
     }
   }
 
-  var oneFileSystem: Bool { oneFileSystemOption.oneFileSystem }
-
-  var walkOptions: TreeWalkOptions {
-    TreeWalkOptions(oneFileSystem: oneFileSystem, followRootSymbolicLink: dereference)
-  }
-
   /// Fails unless there is at least one PATH or a `--files-from` list.
   func validate(_ paths: PathArguments) throws {
     if paths.paths.isEmpty && filesFrom == nil {
@@ -56,34 +54,12 @@ struct ItemOptions: ParsableArguments, MountPointHelp {
     }
   }
 
-  /// Calls `body` with each PATH argument, then each path of `--files-from`,
-  /// as they are read.
-  func forEachPath(
-    _ paths: PathArguments, _ diagnostics: Diagnostics, _ body: (FilePath) -> Void
-  ) {
-    for path in paths.paths { body(RawArguments.path(path)) }
-    guard let filesFrom else { return }
-    let file = RawArguments.path(filesFrom)
-    do {
-      var list = try PathList(file: file, separator: null ? 0 : UInt8(ascii: "\n"))
-      while let record = try list.next() {
-        switch record {
-        case .path(let path):
-          body(path)
-        case .nulInLine(let line):
-          diagnostics.report(
-            "\(file.escapedDescription): line \(line) holds a NUL byte, which no path can hold; "
-              + "nothing on that line is acted on")
-        case .tooLong(let record, let length):
-          diagnostics.report(
-            "\(file.escapedDescription): \(null ? "record" : "line") \(record) is "
-              + "\(length) bytes, longer than any path (PATH_MAX, \(PathList.longestPath) with "
-              + "its NUL); nothing on it is acted on")
-        }
-      }
-    } catch {
-      diagnostics.report("\(file.escapedDescription): \(error.description.lowercased())")
-    }
+  /// The items these options and `paths` choose, for the engine.
+  func selection(_ paths: PathArguments) -> ItemSelection {
+    ItemSelection(
+      paths: paths.paths.map(RawArguments.path), filesFrom: filesFrom.map(RawArguments.path),
+      nullSeparated: null, recursive: recursive, dereference: dereference,
+      oneFileSystem: oneFileSystem)
   }
 }
 

@@ -41,16 +41,3 @@ struct TreeOptions<Command: MountPointHelp>: ParsableArguments {
 
   var oneFileSystem: Bool { mountPoints.oneFileSystem }
 }
-
-/// `-n`/`--dry-run`, for every command that changes marks (mark, clear,
-/// sweep). What a dry run shows differs (sweep adds sizes), so its help
-/// comes from the command: `Command.dryRunHelp`.
-struct DryRunOption<Command: DryRunHelp>: ParsableArguments {
-  @Flag(name: [.customShort("n"), .long], help: ArgumentHelp(Command.dryRunHelp))
-  var dryRun = false
-}
-
-/// The help of a command's `-n`: what its dry run shows.
-protocol DryRunHelp {
-  static var dryRunHelp: String { get }
-}

@@ -23,7 +23,7 @@ enum RawArguments {
       // An argument that holds the marker anywhere goes through as a
       // placeholder too, so that every marker the parser sees is one made
       // here: a file named `x=<U+F8FF>skipbackup-argument-3` was taken for
-      // argument 3 (issue 24, 16).
+      // argument 3.
       if let text = String(validating: bytes, as: UTF8.self), !text.contains(marker) {
         return text
       }

@@ -1,0 +1,116 @@
+import SkipBackupSystem
+
+import CXattr
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The directory that holds a path, open, and one look at the path's last
+/// component in it, not following a link: what a save or `export -o`
+/// decides on. Everything after the look is done relative to the same
+/// descriptor, so that what was judged is what is written: a look and an
+/// open by path each resolve the path again, and another user who swaps a
+/// link in and out between them (in /tmp, say) has root write the file the
+/// link names. Another user's item in a sticky directory others may write
+/// is refused at the look (``SharedDirectory``).
+package struct DirectoryEntry: ~Copyable {
+  /// The path as given, for messages.
+  package let path: FilePath
+  /// The directory, open for reading.
+  package let directory: CInt
+  /// The last component of `path`.
+  package let name: FilePath
+  /// The directory, as `fstat(2)` gave it.
+  package let directoryStatus: stat
+  /// What was at `name`, as `fstatat(2)` gave it without following a
+  /// link, or `nil` when there was nothing.
+  package let item: stat?
+
+  /// Opens the directory that holds `path` and looks at `path`'s last
+  /// component there once. A path with no last component (`/`) names no
+  /// file.
+  package init(_ path: FilePath) throws(SkipBackupError) {
+    let parent = path.removingLastComponent().isEmpty ? "." : path.removingLastComponent()
+    guard let last = path.lastComponent else {
+      throw SkipBackupError(refusing: .namesNoFile, path: path)
+    }
+    let directory = try parent.withCString { parent in
+      valueOrErrno { system_openat(CXATTR_AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
+    }.get(.openat, FileItem(path: parent))
+    var closesDirectory = true
+    defer { if closesDirectory { _ = system_close(directory) } }
+    var directoryStatus = stat()
+    _ = try valueOrErrno { system_fstat(directory, &directoryStatus) }.get(
+      .fstat, FileItem(path: parent))
+    let name = FilePath(root: nil, [last])
+    let item = try Self.look(at: name, in: directory, path: path)
+    if let item { try SharedDirectory.refuseForeign(item, in: directoryStatus, path: path) }
+    closesDirectory = false
+    self.path = path
+    self.directory = directory
+    self.name = name
+    self.directoryStatus = directoryStatus
+    self.item = item
+  }
+
+  deinit { _ = system_close(directory) }
+
+  /// The type of what was at the name, or `nil` when there was nothing.
+  package var type: FileType? { item.map { FileType(rawValue: $0.st_mode & S_IFMT) } }
+
+  /// Whether the directory is sticky and others may write it.
+  package var isShared: Bool { SharedDirectory.isShared(directoryStatus) }
+
+  /// What is at the name now, looked at again; another user's item in a
+  /// sticky directory others may write is refused, as at the first look.
+  package func lookAgain() throws(SkipBackupError) -> stat? {
+    let item = try Self.look(at: name, in: directory, path: path)
+    if let item { try SharedDirectory.refuseForeign(item, in: directoryStatus, path: path) }
+    return item
+  }
+
+  /// The file a symbolic link at the name leads to, as the kernel follows
+  /// it (an `O_PATH` open relative to the directory, then
+  /// `/proc/self/fd/N` says where it led), so that its own protections
+  /// apply on the way; a link to nothing, or in a loop, is refused.
+  package func linkTarget() throws(SkipBackupError) -> FilePath {
+    let opened = name.withCString { name in
+      valueOrErrno { system_openat(directory, name, CXATTR_O_PATH | O_CLOEXEC, 0) }
+    }
+    let descriptor: CInt
+    switch opened {
+    case .success(let value): descriptor = value
+    case .failure(.noSuchFileOrDirectory):
+      throw SkipBackupError(refusing: .danglingSymbolicLink, path: path, fileType: .symbolicLink)
+    case .failure(let errno):
+      throw SkipBackupError(.openat, errno, path: path, fileType: .symbolicLink)
+    }
+    defer { _ = system_close(descriptor) }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = "/proc/self/fd/\(descriptor)".withCString { link in
+      system_readlinkat(CXATTR_AT_FDCWD, link, &buffer, buffer.count - 1)
+    }
+    guard count > 0 else {
+      throw SkipBackupError(.readlinkat, Errno.current, path: path)
+    }
+    return buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+  }
+
+  private static func look(
+    at name: FilePath, in directory: CInt, path: FilePath
+  ) throws(SkipBackupError) -> stat? {
+    var item = stat()
+    let found = name.withCString { name in
+      valueOrErrno { system_fstatat(directory, name, &item, AT_SYMLINK_NOFOLLOW) }
+    }
+    switch found {
+    case .success: return item
+    case .failure(.noSuchFileOrDirectory): return nil
+    case .failure(let errno): throw SkipBackupError(.fstatat, errno, path: path)
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import SkipBackupCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A one-line display of a long recursive run, on standard error: items seen
+/// and the rate. It appears only when standard error is a terminal, only
+/// once the run has taken about a second, and it is erased when the run ends,
+/// or when SIGINT or SIGTERM ends it (the process then still dies by the
+/// signal, so its status says so).
+///
+/// Walk threads count in batches through their ``Reporter``, so that
+/// counting costs nothing when there is no terminal to show it on.
+package final class Progress: Sendable {
+  package let isEnabled: Bool
+  private let start: Double
+  private let items = Atomic<Int>(0)
+  private let display = Mutex(Display())
+
+  private struct Display {
+    package var lastDrawn: Double = 0
+    package var shown = false
+  }
+
+  package init(enabled: Bool) {
+    self.isEnabled = enabled && system_isatty(STDERR_FILENO) == 1
+    self.start = Self.now()
+    if isEnabled { ProgressLineOnScreen.eraseOnTermination() }
+  }
+
+  /// Adds `count` items; redraws when enough time has passed.
+  package func add(_ count: Int) {
+    let total = items.add(count, ordering: .relaxed).newValue
+    let now = Self.now()
+    guard now - start >= 1 else { return }
+    display.withLockIfAvailable { display in
+      guard now - display.lastDrawn >= 0.2 else { return }
+      display.lastDrawn = now
+      display.shown = true
+      ProgressLineOnScreen.flag.store(true, ordering: .relaxed)
+      let rate = Int(Double(total) / (now - start))
+      Self.draw(
+        "\rskipbackup: \(Self.grouped(total)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
+    }
+  }
+
+  /// Erases the line, if it was drawn.
+  package func erase() {
+    display.withLock { display in
+      guard display.shown else { return }
+      display.shown = false
+      ProgressLineOnScreen.flag.store(false, ordering: .relaxed)
+      Self.draw("\r\u{1B}[K")
+    }
+  }
+
+  private static func draw(_ text: String) {
+    _ = OutputDescriptor.writeAll(text, to: STDERR_FILENO)
+  }
+
+  private static func now() -> Double {
+    var time = timespec()
+    _ = system_clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
+  /// `1234567` as `1,234,567`.
+  package static func grouped(_ number: Int) -> String {
+    let digits = Array(String(number))
+    var result = ""
+    for (index, digit) in digits.enumerated() {
+      if index > 0 && (digits.count - index) % 3 == 0 { result += "," }
+      result.append(digit)
+    }
+    return result
+  }
+}
+
+/// Whether a progress line is on the terminal, for the handler of SIGINT
+/// and SIGTERM, which may not take a lock: it erases the line with one
+/// `write(2)`, puts the signal's default action back and raises it again.
+package enum ProgressLineOnScreen {
+  package static let flag = Atomic<Bool>(false)
+  private static let erase: StaticString = "\r\u{1B}[K"
+
+  /// Installs the handler, except for a signal that is ignored (`nohup`).
+  package static func eraseOnTermination() {
+    // Both initialized here, never first in the handler.
+    _ = flag.load(ordering: .relaxed)
+    _ = erase.utf8CodeUnitCount
+    for signal in [SIGINT, SIGTERM] {
+      var old = sigaction()
+      guard system_sigaction(signal, nil, &old) == 0, old.__sigaction_handler.sa_handler == nil  // SIG_DFL
+      else { continue }
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { signal in
+        if ProgressLineOnScreen.flag.load(ordering: .relaxed) {
+          // write(2) itself, not system_write: in a debug build the wrapper
+          // looks for a mocking driver, which a signal handler may not do.
+          let erase = ProgressLineOnScreen.erase
+          _ = write(STDERR_FILENO, erase.utf8Start, erase.utf8CodeUnitCount)
+        }
+        Glibc.signal(signal, SIG_DFL)
+        raise(signal)
+      }
+      sigemptyset(&action.sa_mask)
+      _ = system_sigaction(signal, &action, nil)
+    }
+  }
+}

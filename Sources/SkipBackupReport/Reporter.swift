@@ -1,0 +1,102 @@
+import SkipBackupCore
+
+/// What every visitor of a walk reports through: one per walk thread, with
+/// that thread's output buffer and progress count, and the run's one
+/// ``Diagnostics``. A failure is written after what the thread's buffer
+/// holds, so that a message comes after the lines it follows.
+///
+/// The progress count is kept here, not in the shared ``Progress``: a visit
+/// ticks it through a `let`, and without a terminal to show it on, no
+/// access to a mutable property is made at all.
+package final class Reporter {
+  package let output: Output
+  package let diagnostics: Diagnostics
+  private let progress: Progress
+  private var pending = 0
+
+  package init(output: Output = Output(), diagnostics: Diagnostics, progress: Progress) {
+    self.output = output
+    self.diagnostics = diagnostics
+    self.progress = progress
+  }
+
+  /// Counts one item for the progress line, handed over every 1,024.
+  @inline(__always)
+  package func tick() {
+    guard progress.isEnabled else { return }
+    pending += 1
+    if pending == 1024 {
+      progress.add(pending)
+      pending = 0
+    }
+  }
+
+  /// Reports a failure of the run's own, such as a ROOT that cannot be read.
+  package func report(_ error: SkipBackupError) {
+    diagnostics.report(error, after: output)
+  }
+
+  /// Reports a failure on `entry`: one below the root is named by its
+  /// path in the walk.
+  package func report(_ error: SkipBackupError, at entry: borrowing TreeEntry) {
+    diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+  }
+
+  /// Reports a failure that is not a file error.
+  package func report(_ message: String) {
+    diagnostics.report(message, after: output)
+  }
+
+  /// Which of `mechanisms` mark `entry`: none for a symbolic link or
+  /// special file, which keep no user attributes.
+  @inline(__always)
+  package func marks(
+    _ mechanisms: MechanismSet, of entry: borrowing TreeEntry
+  ) throws(SkipBackupError) -> MechanismSet {
+    var ownNames = false
+    return try marks(mechanisms, of: entry, holdsOwnNames: &ownNames)
+  }
+
+  /// ``marks(_:of:)``, and whether the entry may hold a name in
+  /// skipbackup's own namespace, such as a sweep's record (see
+  /// ``MechanismSet/marks(on:holdsOwnNames:)``).
+  @inline(__always)
+  package func marks(
+    _ mechanisms: MechanismSet, of entry: borrowing TreeEntry, holdsOwnNames: inout Bool
+  ) throws(SkipBackupError) -> MechanismSet {
+    holdsOwnNames = false
+    guard entry.type.isRegularOrDirectory else { return [] }
+    return try mechanisms.marks(on: entry.item, holdsOwnNames: &holdsOwnNames)
+  }
+
+  /// What a visitor says of an entry it could not read, the same in every
+  /// command: ``TreeVisit/vanished`` when the entry is gone since its
+  /// directory was listed (the walk looks it up again at its end, and
+  /// counts it if it is still gone), else ``TreeVisit/skipChildren``, with
+  /// the failure reported.
+  package func unreadable(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> TreeVisit {
+    if isVanished(error, at: entry) { return .vanished }
+    report(error, at: entry)
+    return .skipChildren
+  }
+
+  /// Whether `error` says the entry is gone since its directory was listed:
+  /// ``unreadable(_:at:)``'s policy, for `browse`, which shows the other
+  /// failures on its screen rather than reporting them. ROOT gone is a
+  /// failure, not an entry to look for again.
+  package func isVanished(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> Bool {
+    error.isNoSuchFile && entry.depth > 0
+  }
+}
+
+/// A visitor that reports through a ``Reporter``: what the walk itself
+/// cannot read goes there too.
+package protocol ReportingVisitor: TreeVisitor {
+  var reporter: Reporter { get }
+}
+
+extension ReportingVisitor {
+  package func walkFailed(_ error: SkipBackupError) {
+    reporter.report(error)
+  }
+}

@@ -1,0 +1,111 @@
+/// A shell pattern on bytes, as `fnmatch(3)` reads it with `FNM_PATHNAME`:
+/// `*` and `?` and `[...]` (`[!...]` or `[^...]` negated, ranges such as
+/// `[a-z]`) match within one path component, never a `/`; `\` quotes the
+/// next byte. A pattern without those is matched byte for byte.
+package struct Glob: Hashable, Sendable {
+  package let pattern: [UInt8]
+  /// Whether the pattern holds no wildcard, so that it matches only itself.
+  package let isLiteral: Bool
+
+  package init(_ pattern: [UInt8]) {
+    self.pattern = pattern
+    isLiteral = !pattern.contains { Self.specials.contains($0) }
+  }
+
+  private static let specials: [UInt8] = Array("*?[\\".utf8)
+
+  /// Whether `text` matches the whole pattern.
+  package func matches(_ text: UnsafeRawBufferPointer) -> Bool {
+    if isLiteral { return text.elementsEqual(pattern) }
+    let slash = UInt8(ascii: "/")
+    var p = 0
+    var t = 0
+    var starPattern = -1
+    var starText = 0
+    while t < text.count {
+      if p < pattern.count {
+        let byte = pattern[p]
+        switch byte {
+        case UInt8(ascii: "*"):
+          starPattern = p
+          starText = t
+          p += 1
+          continue
+        case UInt8(ascii: "?") where text[t] != slash:
+          p += 1
+          t += 1
+          continue
+        case UInt8(ascii: "["):
+          if let (matched, next) = matchClass(at: p, text[t]) {
+            if matched && text[t] != slash {
+              p = next
+              t += 1
+              continue
+            }
+          } else if text[t] == byte {
+            p += 1
+            t += 1
+            continue
+          }
+        case UInt8(ascii: "\\") where p + 1 < pattern.count:
+          if pattern[p + 1] == text[t] {
+            p += 2
+            t += 1
+            continue
+          }
+        default:
+          if byte == text[t] && byte != UInt8(ascii: "?") {
+            p += 1
+            t += 1
+            continue
+          }
+        }
+      }
+      // A mismatch: let the last `*` take one more byte, never a `/`.
+      guard starPattern >= 0, text[starText] != slash else { return false }
+      starText += 1
+      t = starText
+      p = starPattern + 1
+    }
+    while p < pattern.count && pattern[p] == UInt8(ascii: "*") { p += 1 }
+    return p == pattern.count
+  }
+
+  package func matches(_ text: [UInt8]) -> Bool {
+    text.withUnsafeBytes { matches($0) }
+  }
+
+  /// The bracket expression at `start`: whether `byte` is in it, and where
+  /// the pattern goes on; `nil` when the bracket is not closed (then `[` is
+  /// an ordinary byte).
+  private func matchClass(at start: Int, _ byte: UInt8) -> (Bool, Int)? {
+    var i = start + 1
+    var negated = false
+    if i < pattern.count && (pattern[i] == UInt8(ascii: "!") || pattern[i] == UInt8(ascii: "^")) {
+      negated = true
+      i += 1
+    }
+    var matched = false
+    var first = true
+    while i < pattern.count {
+      var low = pattern[i]
+      if low == UInt8(ascii: "]") && !first { return (matched != negated, i + 1) }
+      first = false
+      if low == UInt8(ascii: "\\") && i + 1 < pattern.count {
+        i += 1
+        low = pattern[i]
+      }
+      if i + 2 < pattern.count && pattern[i + 1] == UInt8(ascii: "-")
+        && pattern[i + 2] != UInt8(ascii: "]")
+      {
+        let high = pattern[i + 2]
+        if low <= byte && byte <= high { matched = true }
+        i += 3
+      } else {
+        if low == byte { matched = true }
+        i += 1
+      }
+    }
+    return nil
+  }
+}

@@ -1,0 +1,45 @@
+import SkipBackupCore
+import SystemPackage
+import SkipBackupReport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// COMMAND, started by replacing this process (execvp(3)): it keeps the
+/// process id, the environment, the standard streams and the signals, and
+/// its exit status is the process's, so a shell reports a signal that ends
+/// it as 128+N. Nothing of skipbackup stays behind to hold the namespace.
+package enum CommandLaunch {
+  /// The working directory, as bytes; `nil` when it has no path (removed).
+  package static func workingDirectory() -> [UInt8]? {
+    guard let path = system_getcwd() else { return nil }
+    defer { system_free(path) }
+    return Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+  }
+
+  /// Enters `directory` again, now through the view, so that a working
+  /// directory inside a ROOT is the view's.
+  package static func enter(_ directory: [UInt8]) throws(SkipBackupError) {
+    let path = FilePath(bytes: directory)
+    try check(.chdir, path) { path.withCString { system_chdir($0) } }
+  }
+
+  /// Replaces the process with `command`; returns only when that failed,
+  /// with the exit status a shell gives then: 127 when there is no such
+  /// program, 126 when it cannot be run.
+  package static func exec(_ command: [[UInt8]], diagnostics: Diagnostics) -> Int32 {
+    var arguments = command.map(cStringCopy)
+    arguments.append(nil)
+    defer { for argument in arguments { system_free(argument) } }
+    let result = valueOrErrno {
+      arguments.withUnsafeBufferPointer { system_execvp($0[0]!, $0.baseAddress!) }
+    }
+    guard case .failure(let errno) = result else { return 126 }
+    let name = String(escapingForDisplay: command[0])
+    diagnostics.report("\(name): cannot be run: \(errno.description.lowercased()) (execvp)")
+    return errno == .noSuchFileOrDirectory ? 127 : 126
+  }
+}

@@ -1,0 +1,48 @@
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The mount points of this process's namespace, from /proc/self/mountinfo:
+/// an overlay shows its lower directory without what is mounted below it,
+/// so `run` looks at each one under a ROOT.
+package enum MountTable {
+  package static func mountPoints() throws(SkipBackupError) -> [[UInt8]] {
+    let path: FilePath = "/proc/self/mountinfo"
+    // Tens of thousands of mounts (a container host) fit in 16 MiB.
+    let text: [UInt8]
+    do {
+      text = try readWholeFile(path, limit: 16 << 20)
+    } catch {
+      throw SkipBackupError(.read, error, path: path)
+    }
+    // Line: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...; the mount point
+    // escapes space, tab, newline and backslash as \ooo.
+    return text.split(separator: UInt8(ascii: "\n")).compactMap { line in
+      let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
+      return fields.count > 4 ? unescape(fields[4]) : nil
+    }
+  }
+
+  private static func unescape(_ field: ArraySlice<UInt8>) -> [UInt8] {
+    var result: [UInt8] = []
+    var index = field.startIndex
+    while index < field.endIndex {
+      if field[index] == UInt8(ascii: "\\"), index + 3 < field.endIndex,
+        let value = UInt8(
+          String(decoding: field[(index + 1)...(index + 3)], as: UTF8.self), radix: 8)
+      {
+        result.append(value)
+        index += 4
+      } else {
+        result.append(field[index])
+        index += 1
+      }
+    }
+    return result
+  }
+}

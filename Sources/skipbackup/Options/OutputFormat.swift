@@ -1,7 +1,0 @@
-import ArgumentParser
-
-/// The value of `--format` of the commands that print a report (status, du,
-/// explain, sweep): text for a person, or JSON Lines for a program.
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-  case text, json
-}
