@@ -134,14 +134,22 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     // A directory that could not be read may hold marks: the view would not be exact.
     try run.finish()
+    // COMMAND gets /run and /tmp as they are when ROOT is /: a mark the
+    // walk found there could not be honoured. One line each, which may
+    // stand for thousands of items.
     for root in viewRoots where root.isSystemRoot {
-      for hidden in root.hidden where SystemRoot.holds(hidden) {
+      for directory in SystemRoot.boundBack {
+        let inside = root.hidden.filter { path($0[...], isOrIsBelow: directory) }
+        guard let first = inside.first else { continue }
+        let name = root.path.appending(bytes: directory).escapedDescription
+        let item = root.path.appending(bytes: first).escapedDescription
+        let items = inside.count == 1 ? "an item" : "\(inside.count) items"
+        let which = inside.count == 1 ? item : "the first: \(item)"
         diagnostics.report(
-          "\(root.path.appending(bytes: hidden).escapedDescription): excluded from backups, "
-            + "inside a directory that COMMAND gets as it is when ROOT is / (/proc, /sys, /dev, "
-            + "/run and /tmp are bound back for its sockets, locks and temporary files), so the "
-            + "view would show it; remove the item or its mark, or give the directories below / "
-            + "as ROOTs; nothing was run")
+          "\(name): holds \(items) excluded from backups (\(which)); with ROOT /, COMMAND "
+            + "gets \(name) as it is (bound back, as /proc, /sys, /dev, /run and /tmp are, for "
+            + "its sockets, locks and temporary files), so the view would show them: remove "
+            + "them or their marks, or give the directories below / as ROOTs; nothing was run")
       }
     }
     // A ROOT's view is mounted before the view of a ROOT inside it.
