@@ -24,7 +24,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case posixSpawn = "posix_spawn"
   // Building run's view (Sources/skipbackup/Run/).
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
-  case execvp, dup, dup2, setenv
+  case execvp, dup, dup2, setenv, fchdir, chroot
   case moveMount = "move_mount"
   // run --snapshot: btrfs's snapshot ioctls, and COMMAND as a waited-for child.
   case btrfsSnapshotCreate = "ioctl(BTRFS_IOC_SNAP_CREATE_V2)"
@@ -33,6 +33,8 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case btrfsSubvolumeSetFlags = "ioctl(BTRFS_IOC_SUBVOL_SETFLAGS)"
   case fork, kill, sigprocmask, sigwaitinfo
   case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
+  case openTree = "open_tree"
+  case mountSetattr = "mount_setattr"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.
