@@ -148,7 +148,7 @@ let package = Package(
     .target(
       name: "SkipBackupView",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking

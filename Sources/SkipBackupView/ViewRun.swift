@@ -1,0 +1,483 @@
+import SkipBackupCore
+import SkipBackupReport
+import SkipBackupSweep
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// `run`: walks each ROOT (or its btrfs snapshot), then, in a private mount
+/// namespace, mounts at each ROOT a read-only view without what is marked,
+/// and becomes COMMAND.
+package struct ViewRun: Sendable {
+  /// The directories the view filters, as given.
+  package var roots: [FilePath]
+  /// COMMAND and its arguments, as bytes.
+  package var command: [[UInt8]]
+  package var mechanisms: MechanismSet
+  /// Leave filesystems mounted below each ROOT out (`-x`): each shows as the
+  /// empty directory it is mounted on.
+  package var oneFileSystem = false
+  /// Run the sweep on each ROOT first (`--sweep`).
+  package var sweepFirst = false
+  /// Show COMMAND a read-only btrfs snapshot of each ROOT (`--snapshot`).
+  package var snapshot = false
+  /// Show no progress line (`-q`).
+  package var quiet = false
+
+  package init(
+    roots: [FilePath], command: [[UInt8]], mechanisms: MechanismSet, oneFileSystem: Bool = false,
+    sweepFirst: Bool = false, snapshot: Bool = false, quiet: Bool = false
+  ) {
+    self.roots = roots
+    self.command = command
+    self.mechanisms = mechanisms
+    self.oneFileSystem = oneFileSystem
+    self.sweepFirst = sweepFirst
+    self.snapshot = snapshot
+    self.quiet = quiet
+  }
+
+  package func run() throws(ReportedFailure) {
+    let mechanisms = mechanisms
+    let privilege = MountNamespace.Privilege.current
+    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+      ViewVisitor(
+        mechanisms: mechanisms, privilege: privilege,
+        reporter: Reporter(diagnostics: diagnostics, progress: progress))
+    }
+    let diagnostics = run.diagnostics
+    let workingDirectory = CommandLaunch.workingDirectory()
+
+    if sweepFirst { try sweep(diagnostics) }
+
+    var viewRoots: [ViewRoot] = []
+    for given in roots {
+      guard let root = prepare(given, mechanisms, diagnostics) else { continue }
+      if !viewRoots.contains(where: { $0.path == root.path }) { viewRoots.append(root) }
+    }
+    if diagnostics.failures > 0 { throw .failure }
+    if case .user = privilege { refuseCoveredMounts(viewRoots, diagnostics) }
+    if diagnostics.failures > 0 { throw .failure }
+
+    // The snapshots, once the sweep has marked what it marks: from here on
+    // each ROOT is read in its snapshot.
+    let snapshots = try snapshot ? takeSnapshots(&viewRoots, diagnostics) : nil
+
+    for index in viewRoots.indices {
+      for visitor in run.visitors {
+        visitor.rootLength = viewRoots[index].real.bytes.count
+        visitor.hidden = []
+        visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
+      }
+      run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: oneFileSystem))
+      // Sorted, and once each: an entry that vanished and came back is
+      // visited again at the end of the walk.
+      var found = run.visitors.flatMap(\.hidden)
+      // A subvolume's root shows no snapshot directory, nor anything marked in it.
+      if let snapshots, snapshots.roots[index].inside.isEmpty {
+        let name = SnapshotDirectory.name
+        found.removeAll {
+          $0.starts(with: name) && ($0.count == name.count || $0[name.count] == 0x2F)
+        }
+        found.append(name)
+      }
+      let sorted = found.sorted { $0.lexicographicallyPrecedes($1) }
+      var hidden: [[UInt8]] = []
+      for path in sorted where hidden.last != path { hidden.append(path) }
+      viewRoots[index].hidden = hidden
+    }
+    // A directory that could not be read may hold marks: the view would not be exact.
+    try run.finish()
+    // COMMAND gets /run and /tmp as they are when ROOT is /: a mark the
+    // walk found there could not be honoured. One line each, which may
+    // stand for thousands of items.
+    for root in viewRoots where root.isSystemRoot {
+      for directory in SystemRoot.boundBack {
+        let inside = root.hidden.filter { path($0[...], isOrIsBelow: directory) }
+        guard let first = inside.first else { continue }
+        let name = root.path.appending(bytes: directory).escapedDescription
+        let item = root.path.appending(bytes: first).escapedDescription
+        let items = inside.count == 1 ? "an item" : "\(inside.count) items"
+        let which = inside.count == 1 ? item : "the first: \(item)"
+        diagnostics.report(
+          "\(name): holds \(items) excluded from backups (\(which)); with ROOT /, COMMAND "
+            + "gets \(name) as it is (bound back, as /proc, /sys, /dev, /run and /tmp are, for "
+            + "its sockets, locks and temporary files), so the view would show them: remove "
+            + "them or their marks, or give the directories below / as ROOTs; nothing was run")
+      }
+    }
+    // A ROOT's view is mounted before the view of a ROOT inside it. A
+    // snapshot holds no mount: what is mounted below a ROOT shows as the
+    // directory it is mounted on, as the snapshot has it.
+    if snapshots == nil { viewRoots = addMountPoints(viewRoots, diagnostics) }
+    viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
+    if diagnostics.failures > 0 { throw .failure }
+
+    if let snapshots {
+      try superviseCommand(deleting: snapshots, diagnostics)
+    }
+
+    // The namespace first, on its own: its failures have reasons of their
+    // own (a write to /proc/self/uid_map refused is the kernel's policy).
+    do throws(SkipBackupError) {
+      try MountNamespace.enter(privilege)
+    } catch {
+      diagnostics.report(Self.explainNamespace(error))
+      throw .failure
+    }
+    do throws(SkipBackupError) {
+      // The real /proc, /sys, /dev, /run and /tmp, copied before the view
+      // of / covers them.
+      let systemRoot = try viewRoots.contains(where: \.isSystemRoot) ? SystemRoot() : nil
+      // A view inside another (a filesystem mounted inside a ROOT) is
+      // reached from the one it is in, by descriptor, never by its path
+      // again: mountinfo named it, and a directory on the way may have
+      // become a link since (ENOTDIR, nothing mounted).
+      let owners = viewRoots.indices.map { index in
+        viewRoots.indices.last {
+          path(viewRoots[index].path.bytes[...], below: viewRoots[$0].path.bytes) != nil
+        }
+      }
+      func inside(_ index: Int, _ owner: Int) -> [UInt8] {
+        Array(path(viewRoots[index].path.bytes[...], below: viewRoots[owner].path.bytes)!)
+      }
+      // Opened in the new namespace (overlayfs takes layers from the
+      // caller's namespace only) and before anything is mounted there.
+      var reals: [CInt] = []
+      for (index, root) in viewRoots.enumerated() {
+        if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
+          // From its own snapshot, which may not be the one above it (the
+          // ROOTs are in mount order now, not as given).
+          let snapshot = snapshots.snapshots[frozen.snapshot]
+          let top = try snapshot.reopen()
+          let real = try FileItem.openDirectory(frozen.inside, below: top, rootPath: snapshot.path)
+          if real != top { _ = system_close(top) }
+          reals.append(real)
+        } else if let owner = owners[index] {
+          reals.append(
+            try FileItem.openDirectory(
+              inside(index, owner), below: reals[owner], rootPath: viewRoots[owner].path))
+        } else {
+          reals.append(try OverlayView.openReal(root))
+        }
+      }
+      // HOME's real directory for the tools' own state, before anything is mounted.
+      try ToolState(roots: viewRoots)?.pass()
+      let layer = try WhiteoutLayer()
+      let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
+        try layer.build(root, index: index, real: reals[index], privilege: privilege)
+      }
+      var views: [CInt] = []
+      for (index, root) in viewRoots.enumerated() {
+        let target = try owners[index].map { owner throws(SkipBackupError) in
+          try FileItem.openDirectory(
+            inside(index, owner), below: views[owner], rootPath: viewRoots[owner].path)
+        }
+        do throws(SkipBackupError) {
+          views.append(
+            try OverlayView.mount(
+              root, layer: parts[index], real: reals[index], privilege: privilege, on: target))
+        } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
+          // A kernel that takes no lower layer from a detached mount (Linux
+          // 6.18 does; older ones log "failed to clone lowerpath"): attach
+          // the layer at the first ROOT, under its view.
+          try layer.attach(at: root.path)
+          views.append(
+            try OverlayView.mount(
+              root, layer: parts[index], real: reals[index], privilege: privilege))
+        }
+        if root.isSystemRoot { try systemRoot?.bind(onto: views[index]) }
+        for file in root.fileMounts {
+          try MountedFile.bind(file, root: root, real: reals[index], view: views[index])
+        }
+      }
+      if let root = viewRoots.firstIndex(where: \.isSystemRoot) {
+        try SystemRoot.enter(views[root])
+      }
+      if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
+    } catch {
+      diagnostics.report(Self.explain(error))
+      throw .failure
+    }
+    throw ReportedFailure(status: CommandLaunch.exec(command, diagnostics: diagnostics))
+  }
+
+  /// Takes the snapshots of the ROOTs' subvolumes (``SnapshotSet``), and
+  /// points each ROOT's view at its snapshot.
+  private func takeSnapshots(_ roots: inout [ViewRoot], _ diagnostics: Diagnostics)
+    throws(ReportedFailure) -> SnapshotSet
+  {
+    do throws(SkipBackupError) {
+      let snapshots = try SnapshotSet(roots.map(\.path), privilege: .current)
+      for (index, frozen) in snapshots.roots.enumerated() { roots[index].real = frozen.real }
+      return snapshots
+    } catch {
+      diagnostics.report(Snapshot.explain(error))
+      throw .failure
+    }
+  }
+
+  /// With snapshots, COMMAND runs as a child (``SupervisedCommand``), and
+  /// this process deletes the snapshots when it ends and then ends as it
+  /// did; this returns only in the child, which goes on to make the view
+  /// and become COMMAND.
+  private func superviseCommand(deleting snapshots: SnapshotSet, _ diagnostics: Diagnostics)
+    throws(ReportedFailure)
+  {
+    do throws(SkipBackupError) {
+      switch try SupervisedCommand.fork() {
+      case .supervisor(let pid):
+        let status = SupervisedCommand.wait(for: pid)
+        snapshots.delete(diagnostics)
+        SupervisedCommand.end(as: status)
+      case .command:
+        try snapshots.holdForCommand()
+      }
+    } catch {
+      diagnostics.report(Snapshot.explain(error))
+      throw .failure
+    }
+  }
+
+  /// Runs `skipbackup sweep` on the ROOTs, its report on standard error:
+  /// standard output is COMMAND's alone (`run --sweep ~ -- tar -cf - ~`).
+  private func sweep(_ diagnostics: Diagnostics) throws(ReportedFailure) {
+    guard case .success(let saved) = valueOrErrno({ system_dup(STDOUT_FILENO) }),
+      case .success = valueOrErrno({ system_dup2(STDERR_FILENO, STDOUT_FILENO) })
+    else {
+      diagnostics.report("standard output cannot be set aside for the sweep's report (dup)")
+      throw .failure
+    }
+    defer {
+      _ = system_dup2(saved, STDOUT_FILENO)
+      _ = system_close(saved)
+    }
+    // A sweep that fails on some items has reported them; the view still
+    // shows exactly the marks there are.
+    do {
+      try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet).run()
+    } catch where error == .failure {}
+  }
+
+  /// The ROOT as the view is mounted at it: its canonical path, which must
+  /// be a directory that is neither excluded nor below a marked one.
+  private func prepare(_ given: FilePath, _ mechanisms: MechanismSet, _ diagnostics: Diagnostics)
+    -> ViewRoot?
+  {
+    guard let canonical = canonicalPath(given.bytes) else {
+      do throws(SkipBackupError) {
+        _ = try FileItem(path: given).status()
+        diagnostics.report("\(given.escapedDescription): cannot be resolved to a canonical path")
+      } catch {
+        diagnostics.report(error)
+      }
+      return nil
+    }
+    let path = FilePath(bytes: canonical)
+    do throws(SkipBackupError) {
+      let status = try FileItem(path: path, followSymbolicLinks: false).status()
+      guard status.st_mode & S_IFMT == S_IFDIR else {
+        diagnostics.report(
+          "\(given.escapedDescription): not a directory: the view is mounted on a directory")
+        return nil
+      }
+      let marks = try mechanisms.marks(on: FileItem(path: path, followSymbolicLinks: false))
+      if !marks.isEmpty {
+        diagnostics.report(
+          "\(given.escapedDescription): excluded from backups as a whole (marked: "
+            + "\(marks.names.joined(separator: ", "))), so its view would be empty; nothing was run"
+        )
+        return nil
+      }
+      if let above = try mechanisms.markedAncestor(of: path, followSymbolicLinks: false) {
+        diagnostics.report(
+          "\(given.escapedDescription): excluded from backups as a whole (below the marked "
+            + "directory \(above.escapedDescription)), so its view would be empty; nothing was run")
+        return nil
+      }
+    } catch {
+      diagnostics.report(error)
+      return nil
+    }
+    return ViewRoot(path: path, hidden: [])
+  }
+
+  /// The overlay shows a directory's own contents, never what is mounted
+  /// below it, so each mount point inside a ROOT's view (not inside an
+  /// excluded item) is shown as `list` reads it:
+  ///
+  /// - a directory, without -x: a view of its own, with the marks the walk
+  ///   found in it (the walk, as list's, entered it), mounted over the
+  ///   ROOT's;
+  /// - a directory, with -x: the empty directory list -x lists (an opaque
+  ///   directory in the layer, with the mounted root's metadata, as `stat`
+  ///   shows it to users), except a directory bind-mounted from the ROOT's
+  ///   own filesystem, which list -x enters, and which is refused;
+  /// - a file mounted on a file: the mounted file, bound over the view
+  ///   (the walk read its marks, and hid it if it is marked);
+  /// - in the view of /, /proc, /sys, /dev, /run, /tmp and what is mounted
+  ///   below them: bound back as they are (``SystemRoot``).
+  ///
+  /// Returns every view to mount, a ROOT before the views inside it.
+  private func addMountPoints(_ given: [ViewRoot], _ diagnostics: Diagnostics) -> [ViewRoot] {
+    let points: [[UInt8]]
+    do throws(SkipBackupError) {
+      points = try MountTable.mountPoints()
+    } catch {
+      diagnostics.report(error)
+      return given
+    }
+    var roots = given
+    func relative(_ point: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
+      path(point[...], below: root.path.bytes)
+    }
+    // With -x no view is added, so each ROOT's device is looked up once.
+    let devices =
+      oneFileSystem
+      ? roots.map { try? FileItem(path: $0.path, followSymbolicLinks: false).status().st_dev } : []
+    var seen: Set<[UInt8]> = []
+    for point in points.sorted(by: { $0.count < $1.count }) where seen.insert(point).inserted {
+      if roots.contains(where: { $0.path.bytes == point }) { continue }
+      // The deepest view the mount point is in.
+      guard
+        let owner = roots.indices.filter({ relative(point, to: roots[$0]) != nil }).max(by: {
+          roots[$0].path.bytes.count < roots[$1].path.bytes.count
+        }),
+        let inside = relative(point, to: roots[owner]),
+        !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) }),
+        !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
+        !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
+      else { continue }
+      let mountPoint = FilePath(bytes: point)
+      guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status()
+      else { continue }
+      guard inner.st_mode & S_IFMT == S_IFDIR else {
+        roots[owner].fileMounts.append(Array(inside))
+        continue
+      }
+      if oneFileSystem {
+        guard inner.st_dev == devices[owner] else {
+          roots[owner].emptied.append(Array(inside))
+          continue
+        }
+        diagnostics.report(
+          "\(mountPoint.escapedDescription): a directory bind-mounted from "
+            + "\(roots[owner].path.escapedDescription)'s own filesystem, which list -x enters "
+            + "and the view cannot show; give it as a ROOT of its own; nothing was run")
+        continue
+      }
+      // Its marks move from the outer view to its own.
+      let prefix = Array(inside)
+      var mine: [[UInt8]] = []
+      roots[owner].hidden.removeAll { hidden in
+        guard let below = path(hidden[...], below: prefix) else { return false }
+        mine.append(Array(below))
+        return true
+      }
+      roots.append(ViewRoot(path: mountPoint, hidden: mine))
+    }
+    return roots
+  }
+
+  /// Refuses, before the walk, each ROOT with a filesystem mounted below
+  /// it when the view is made in a user namespace: overlayfs clones its
+  /// lower layer privately, and the kernel clones no directory that covers
+  /// a mount inherited from another user namespace (clone_private_mount:
+  /// has_locked_children, EINVAL; every mount is inherited so). What the
+  /// mount hides is not the user's to see, with -x or without.
+  private func refuseCoveredMounts(_ roots: [ViewRoot], _ diagnostics: Diagnostics) {
+    let points: [[UInt8]]
+    do throws(SkipBackupError) {
+      points = try MountTable.mountPoints()
+    } catch {
+      diagnostics.report(error)
+      return
+    }
+    for root in roots {
+      guard
+        let point = points.filter({ path($0[...], below: root.path.bytes) != nil })
+          .min(by: { $0.count < $1.count })
+      else { continue }
+      diagnostics.report(
+        "\(root.path.escapedDescription): a filesystem is mounted below it, at "
+          + "\(FilePath(bytes: point).escapedDescription), and the kernel lets no overlay made "
+          + "by an ordinary user cover a mount, with -x or without (overlayfs: \"failed to "
+          + "clone lowerpath\"): run as root, or give the directories beside the mount as "
+          + "ROOTs; nothing was run")
+    }
+  }
+
+  /// One line: what failed, and why, when the private namespace (and, for
+  /// an ordinary user, the user namespace that maps them) cannot be made.
+  package static func explainNamespace(_ error: SkipBackupError) -> String {
+    guard let call = error.call, let errno = error.errno else { return error.description }
+    let detail = "(\(call): \(errno.description))"
+    switch (call, errno) {
+    case (.unshare, .notPermitted), (.unshare, .noSpace):
+      return
+        MountNamespace.Privilege.current.isRoot
+        ? "cannot make a private mount namespace: this process lacks CAP_SYS_ADMIN (a container?) \(detail); see docs/backups.md for the recipes without run"
+        : "cannot make a user namespace: the kernel or its policy refuses them to unprivileged users (kernel.apparmor_restrict_unprivileged_userns, user.max_user_namespaces=0, or a seccomp filter in a container) \(detail); run as root, or see docs/backups.md for the recipes without run"
+    case (.unshare, .invalidArgument):
+      return
+        "cannot make a private mount namespace: unshare needs a process of one thread \(detail)"
+    case (.unshare, _):
+      return "cannot make a private mount namespace \(detail)"
+    case (.write, _), (.openat, _):
+      return
+        "\(error.path.escapedDescription): cannot map this user into the user namespace: the kernel's policy refuses it (kernel.apparmor_restrict_unprivileged_userns?) \(detail)"
+    default:
+      return explain(error)
+    }
+  }
+
+  /// One line: what failed, and why, for the calls that make the view.
+  package static func explain(_ error: SkipBackupError) -> String {
+    guard let call = error.call, let errno = error.errno else { return error.description }
+    let detail = "(\(call): \(errno.description))"
+    let path = error.path.escapedDescription
+    switch (call, errno) {
+    case (.fsopen, .operationNotSupportedByDevice):
+      return "\(path): this kernel has no overlayfs or tmpfs (modprobe overlay) \(detail)"
+    case (.fsopen, .noFunction), (.fsconfig, .noFunction), (.fsmount, .noFunction),
+      (.moveMount, .noFunction):
+      return
+        "\(path): this kernel lacks the mount API of Linux 5.2 (fsopen, fsmount, move_mount) \(detail)"
+    case (.fsconfig, .invalidArgument), (.fsconfig, .notSupported), (.fsconfig, .notPermitted):
+      return
+        "\(path): overlayfs refuses this directory as a lower layer: it is on a filesystem overlayfs cannot use under it (another overlay stacked too deep, FUSE, NFS, or one without the needed features), or mounting it is not allowed in this namespace \(detail); -x leaves a filesystem mounted below ROOT out; see docs/backups.md"
+    case (.mount, _), (.fsopen, _), (.fsconfig, _), (.fsmount, _), (.moveMount, _),
+      (.openTree, _), (.mountSetattr, _):
+      return "\(path): cannot mount the view \(detail)"
+    case (.fchdir, _), (.chroot, _):
+      return "cannot make the view of / COMMAND's root directory \(detail)"
+    case (.setInodeFlags, .notPermitted):
+      return
+        "\(path): its immutable or append-only flag (chattr +i, +a) cannot be given to the view's layer: only root may set them (CAP_LINUX_IMMUTABLE, which a user namespace lacks) \(detail); run as root; nothing was run"
+    case (.mknodat, _), (.mkdirat, _):
+      return "\(path): cannot make its whiteout in the view's layer (tmpfs) \(detail)"
+    case (.setxattr, .notSupported), (.fsetxattr, .notSupported), (.setxattrat, .notSupported):
+      return
+        "\(path): its extended attribute \(error.attribute.map { "\($0)" } ?? "") cannot be copied to the view's layer: tmpfs keeps user.* attributes only from Linux 6.6 \(detail); the view would not show it, so nothing was run"
+    case (.fchown, _):
+      return
+        "\(path): its owner or group cannot be copied to the view's layer: only your own user and group are mapped in this user namespace (root can show every owner) \(detail); nothing was run"
+    case (.chdir, _):
+      return
+        "\(path): the working directory is not in the view (excluded?): run COMMAND from a directory the view shows \(detail)"
+    default:
+      return error.description
+    }
+  }
+}
+
+extension MountNamespace.Privilege {
+  package var isRoot: Bool {
+    if case .root = self { return true }
+    return false
+  }
+}
