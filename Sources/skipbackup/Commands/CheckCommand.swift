@@ -29,10 +29,16 @@ struct CheckCommand: ParsableCommand {
   var paths: [String]
 
   func run() throws {
-    let status = CheckRun.exitStatus(
-      paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
-      dereference: dereference)
-    throw ExitCode(status)
+    throw ExitCode(try engine.exitStatus())
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: CheckRun {
+    get throws {
+      CheckRun(
+        paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
+        dereference: dereference)
+    }
   }
 
   /// The same command read straight from the arguments, for the common
@@ -81,6 +87,6 @@ struct CheckCommand: ParsableCommand {
       }
       mechanisms = parsed
     }
-    return CheckRun.exitStatus(paths: paths, mechanisms: mechanisms, dereference: dereference)
+    return CheckRun(paths: paths, mechanisms: mechanisms, dereference: dereference).exitStatus()
   }
 }
