@@ -201,12 +201,18 @@ let package = Package(
     // wrote: Python, borg, and the real filesystem.
     .testTarget(
       name: "SkipBackupReportTests",
-      dependencies: ["SkipBackupReport", "TestSupport"],
+      dependencies: [
+        "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
       swiftSettings: mocking
     ),
     .testTarget(
       name: "SkipBackupExportTests",
-      dependencies: ["SkipBackupExport", "TestSupport"],
+      dependencies: [
+        "SkipBackupExport", "SkipBackupListing", "SkipBackupReport", "SkipBackupCore",
+        "TestSupport", .product(name: "SystemPackage", package: "swift-system"),
+      ],
       swiftSettings: mocking
     ),
     // The executable's own code: the command line, parsed into each
