@@ -208,6 +208,14 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
+      name: "SkipBackupMarkingTests",
+      dependencies: [
+        "SkipBackupMarking", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
       name: "SkipBackupExportTests",
       dependencies: [
         "SkipBackupExport", "SkipBackupListing", "SkipBackupReport", "SkipBackupCore",
