@@ -216,6 +216,14 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
+      name: "SkipBackupListingTests",
+      dependencies: [
+        "SkipBackupListing", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
       name: "SkipBackupExportTests",
       dependencies: [
         "SkipBackupExport", "SkipBackupListing", "SkipBackupReport", "SkipBackupCore",

@@ -34,18 +34,22 @@ public final class CapturedStreams: @unchecked Sendable {
   public var outputBytes: [UInt8] { Self.contents(of: output) }
   public var outputText: String { String(decoding: outputBytes, as: UTF8.self) }
   /// The output's lines, without the empty one after the last newline.
-  public var outputLines: [String] { Self.lines(outputText) }
+  public var outputLines: [String] { Self.lines(outputBytes) }
   /// The output split at NUL bytes.
   public var outputRecords: [[UInt8]] { outputBytes.split(separator: 0).map(Array.init) }
 
   public var errorText: String { String(decoding: Self.contents(of: errors), as: UTF8.self) }
-  public var errorLines: [String] { Self.lines(errorText) }
+  public var errorLines: [String] { Self.lines(Self.contents(of: errors)) }
 
   /// Both, for a failure message.
   public var description: String { "--- output\n\(outputText)--- errors\n\(errorText)" }
 
-  private static func lines(_ text: String) -> [String] {
-    text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+  /// Split as bytes: a String takes `\r\n` for one character, and a name
+  /// may end with `\r`.
+  private static func lines(_ bytes: [UInt8]) -> [String] {
+    bytes.split(separator: 10, omittingEmptySubsequences: false).dropLast().map {
+      String(decoding: $0, as: UTF8.self)
+    }
   }
 
   private static func contents(of descriptor: CInt) -> [UInt8] {
