@@ -224,6 +224,14 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
+      name: "SkipBackupExplainTests",
+      dependencies: [
+        "SkipBackupExplain", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
       name: "SkipBackupExportTests",
       dependencies: [
         "SkipBackupExport", "SkipBackupListing", "SkipBackupReport", "SkipBackupCore",
