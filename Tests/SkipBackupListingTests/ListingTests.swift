@@ -17,64 +17,6 @@ import TestSupport
   import Glibc
 #endif
 
-/// A tree of about 300 items with generated names, marked by setfattr
-/// with values that are marks and values that are not (legacy 00, xdg
-/// `true`), marked directories with marked items below, a link out of the
-/// tree and a FIFO.
-struct MarkedTree {
-  let directory: TemporaryDirectory
-  let root: String
-
-  init(seed: UInt64, newlines: Bool = true) throws {
-    directory = try TemporaryDirectory()
-    root = directory.directory("root")
-    directory.file("outside/marked")
-    setfattr(directory.path + "/outside/marked", .resource)
-    var generator = ByteStringGenerator(state: seed)
-    var directories: [[UInt8]] = [Array(root.utf8)]
-    let values: [(String, String)] = [
-      (Names.legacy, "01"), (Names.legacy, "02"), (Names.legacy, "00"), (Names.resource, "00"),
-      (Names.resource, Names.resourceValueHex), (Names.xdg, hex(Array("false".utf8))),
-      (Names.xdg, hex(Array("true".utf8))), ("user.other", "01"),
-    ]
-    var made: Set<[UInt8]> = []
-    for index in 0..<300 {
-      var name = generator.name()
-      if !newlines { name = name.filter { $0 != UInt8(ascii: "\n") } }
-      let parent = directories[generator.below(directories.count)]
-      let path = parent + [UInt8(ascii: "/")] + name
-      guard !name.isEmpty, name != [0x2E], name != [0x2E, 0x2E], made.insert(path).inserted
-      else { continue }
-      let cPath = path.map { CChar(bitPattern: $0) } + [0]
-      if index % 5 == 0 {
-        precondition(mkdir(cPath, 0o755) == 0, "mkdir \(display(path)): \(errno)")
-        directories.append(path)
-      } else {
-        let descriptor = open(cPath, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        precondition(descriptor >= 0, "create \(display(path)): \(errno)")
-        close(descriptor)
-      }
-      if generator.below(4) == 0 {
-        let (name, value) = values[generator.below(values.count)]
-        setfattr(path, name, hex: value)
-      }
-    }
-    precondition(symlink("../outside", root + "/escape") == 0)
-    precondition(mkfifo(root + "/fifo", 0o644) == 0)
-  }
-
-  /// The topmost marked items, as getfattr -R finds them.
-  var excluded: Set<[UInt8]> { topmost(getfattrMarkedPaths(root)) }
-
-  /// Everything find lists that no marked item holds.
-  var included: Set<[UInt8]> {
-    let excluded = excluded
-    return Set(find(root)).filter { path in
-      !excluded.contains { path == $0 || path.starts(with: $0 + [UInt8(ascii: "/")]) }
-    }
-  }
-}
-
 /// Runs `body` with streams on two captured files.
 func capturing(_ body: (Streams) throws(ReportedFailure) -> Void) throws -> (
   CapturedStreams, ReportedFailure?
