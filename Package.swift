@@ -243,7 +243,12 @@ let package = Package(
     // engine's configuration.
     .testTarget(
       name: "ParsingTests",
-      dependencies: ["skipbackup", "TestSupport"],
+      dependencies: [
+        "skipbackup", "TestSupport", "SkipBackupCore", "SkipBackupReport", "SkipBackupMarking",
+        "SkipBackupListing", "SkipBackupExplain", "SkipBackupExport",
+        .product(name: "SystemPackage", package: "swift-system"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       swiftSettings: mocking
     ),
   ]

@@ -50,6 +50,12 @@ struct CheckCommand: ParsableCommand {
   /// mistakes) to the parser, which stays the one definition of the options
   /// and their help.
   static func fastExitStatus(_ arguments: [String]) -> Int32? {
+    fastEngine(arguments)?.exitStatus()
+  }
+
+  /// The engine's configuration that ``fastExitStatus(_:)`` runs, read
+  /// without the parser; `nil` where the parser must read the arguments.
+  static func fastEngine(_ arguments: [String]) -> CheckRun? {
     guard arguments.first == "check" else { return nil }
     var dereference = false
     var mechanismNames: [String] = []
@@ -87,6 +93,6 @@ struct CheckCommand: ParsableCommand {
       }
       mechanisms = parsed
     }
-    return CheckRun(paths: paths, mechanisms: mechanisms, dereference: dereference).exitStatus()
+    return CheckRun(paths: paths, mechanisms: mechanisms, dereference: dereference)
   }
 }
