@@ -201,19 +201,54 @@ let package = Package(
     // wrote: Python, borg, and the real filesystem.
     .testTarget(
       name: "SkipBackupReportTests",
-      dependencies: ["SkipBackupReport", "TestSupport"],
+      dependencies: [
+        "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupMarkingTests",
+      dependencies: [
+        "SkipBackupMarking", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupListingTests",
+      dependencies: [
+        "SkipBackupListing", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupExplainTests",
+      dependencies: [
+        "SkipBackupExplain", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
       swiftSettings: mocking
     ),
     .testTarget(
       name: "SkipBackupExportTests",
-      dependencies: ["SkipBackupExport", "TestSupport"],
+      dependencies: [
+        "SkipBackupExport", "SkipBackupListing", "SkipBackupReport", "SkipBackupCore",
+        "TestSupport", .product(name: "SystemPackage", package: "swift-system"),
+      ],
       swiftSettings: mocking
     ),
     // The executable's own code: the command line, parsed into each
     // engine's configuration.
     .testTarget(
       name: "ParsingTests",
-      dependencies: ["skipbackup", "TestSupport"],
+      dependencies: [
+        "skipbackup", "TestSupport", "SkipBackupCore", "SkipBackupReport", "SkipBackupMarking",
+        "SkipBackupListing", "SkipBackupExplain", "SkipBackupExport",
+        .product(name: "SystemPackage", package: "swift-system"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       swiftSettings: mocking
     ),
   ]

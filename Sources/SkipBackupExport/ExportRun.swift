@@ -10,7 +10,7 @@ import SystemPackage
 
 /// `export`: walks ROOT as the backup tool will read it and writes one rule
 /// for each topmost excluded item, in the tool's own syntax.
-package struct ExportRun: Sendable {
+package struct ExportRun: Sendable, Equatable {
   /// ROOT as given: the tool's reading of it decides the tree walked.
   package var root: FilePath
   package var tool: BackupTool
@@ -21,10 +21,12 @@ package struct ExportRun: Sendable {
   package var oneFileSystem = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// Where the file goes without `-o`, and where the failures are said.
+  package var streams: Streams = .standard
 
   package init(
     root: FilePath, tool: BackupTool, mechanisms: MechanismSet, output: FilePath? = nil,
-    oneFileSystem: Bool = false, quiet: Bool = false
+    oneFileSystem: Bool = false, quiet: Bool = false, streams: Streams = .standard
   ) {
     self.root = root
     self.tool = tool
@@ -32,12 +34,13 @@ package struct ExportRun: Sendable {
     self.output = output
     self.oneFileSystem = oneFileSystem
     self.quiet = quiet
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
     let (mechanisms, tool) = (mechanisms, tool)
     // What is wrong before the walk ends the run at once.
-    let early = Diagnostics()
+    let early = Diagnostics(streams: streams)
     let rootArgument = root
     let walkRoot: ExportRoot
     do throws(ExportFailure) {
@@ -64,14 +67,15 @@ package struct ExportRun: Sendable {
         throw .failure
       }
     } else {
-      destination = .inPlace(STDOUT_FILENO)
+      destination = .inPlace(streams.output)
     }
-    let sink = OutputSink(descriptor: destination.descriptor)
-    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+    let run = WalkRun(
+      streams: output == nil ? streams : streams.writingOutput(to: destination.descriptor),
+      showsProgress: !quiet
+    ) { diagnostics, progress in
       ExportVisitor(
         mechanisms: mechanisms, tool: tool, root: walkRoot,
-        reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
-      )
+        reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
     run.walk(
       rootPath,
@@ -80,9 +84,9 @@ package struct ExportRun: Sendable {
     try run.finish {
       switch destination {
       case .inPlace(let descriptor):
-        if descriptor != STDOUT_FILENO, case .failure = OutputDescriptor.close(descriptor) {
+        if let output, case .failure = OutputDescriptor.close(descriptor) {
           run.diagnostics.report(
-            "\(output!.escapedDescription): cannot be written")
+            "\(output.escapedDescription): cannot be written")
         }
       case .replacement(let replacement):
         do throws(SkipBackupError) {

@@ -3,11 +3,28 @@ import SkipBackupReport
 import SystemPackage
 
 /// `check`: whether every PATH is excluded, as an exit status, for scripts.
-package enum CheckRun {
+package struct CheckRun: Sendable, Equatable {
+  package var paths: [FilePath]
+  package var mechanisms: MechanismSet
+  /// Follow a symbolic link given as a PATH (`-L`).
+  package var dereference = false
+  /// Where a failure is said; nothing else is printed.
+  package var streams: Streams = .standard
+
+  package init(
+    paths: [FilePath], mechanisms: MechanismSet, dereference: Bool = false,
+    streams: Streams = .standard
+  ) {
+    self.paths = paths
+    self.mechanisms = mechanisms
+    self.dereference = dereference
+    self.streams = streams
+  }
+
   /// 0 when every path is excluded, 1 when any is included, 2 when any
   /// could not be read.
-  package static func exitStatus(paths: [FilePath], mechanisms: MechanismSet, dereference: Bool) -> Int32 {
-    let diagnostics = Diagnostics()
+  package func exitStatus() -> Int32 {
+    let diagnostics = Diagnostics(streams: streams)
     var included = false
     for path in paths {
       do {

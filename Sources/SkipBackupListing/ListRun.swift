@@ -4,7 +4,7 @@ import SystemPackage
 
 /// `list`: walks each ROOT and prints the topmost excluded items, or every
 /// included one, byte for byte.
-package struct ListRun: Sendable {
+package struct ListRun: Sendable, Equatable {
   /// Which items are printed.
   package enum Selection: String, CaseIterable, Sendable {
     /// The topmost excluded items: a marked directory, not what is under it.
@@ -22,10 +22,13 @@ package struct ListRun: Sendable {
   package var oneFileSystem = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// Where the paths are printed, and the failures.
+  package var streams: Streams = .standard
 
   package init(
     roots: [FilePath], mechanisms: MechanismSet, selection: Selection = .excluded,
-    nullTerminated: Bool = false, oneFileSystem: Bool = false, quiet: Bool = false
+    nullTerminated: Bool = false, oneFileSystem: Bool = false, quiet: Bool = false,
+    streams: Streams = .standard
   ) {
     self.roots = roots
     self.mechanisms = mechanisms
@@ -33,13 +36,14 @@ package struct ListRun: Sendable {
     self.nullTerminated = nullTerminated
     self.oneFileSystem = oneFileSystem
     self.quiet = quiet
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
     let terminator = nullTerminated ? 0 : UInt8(ascii: "\n")
     let wantsExcluded = selection == .excluded
     let mechanisms = mechanisms
-    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+    let run = WalkRun(streams: streams, showsProgress: !quiet) { diagnostics, progress in
       ListVisitor(
         mechanisms: mechanisms, wantsExcluded: wantsExcluded, terminator: terminator,
         reporter: Reporter(diagnostics: diagnostics, progress: progress))

@@ -5,7 +5,7 @@ import SystemPackage
 
 /// `status`: whether each item is excluded, one line (or JSON object) an
 /// item, as `tmutil isexcluded` prints it.
-package struct StatusRun: Sendable {
+package struct StatusRun: Sendable, Equatable {
   package var items: ItemSelection
   package var mechanisms: MechanismSet
   package var format: OutputFormat = .text
@@ -14,25 +14,31 @@ package struct StatusRun: Sendable {
   package var verbose = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// Where the lines are printed, and the failures.
+  package var streams: Streams = .standard
 
   package init(
     items: ItemSelection, mechanisms: MechanismSet, format: OutputFormat = .text,
-    verbose: Bool = false, quiet: Bool = false
+    verbose: Bool = false, quiet: Bool = false, streams: Streams = .standard
   ) {
     self.items = items
     self.mechanisms = mechanisms
     self.format = format
     self.verbose = verbose
     self.quiet = quiet
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
     let (mechanisms, format, verbose) = (mechanisms, format, verbose)
     let run = WalkRun(
-      showsProgress: items.recursive && !quiet, threads: items.recursive ? walkThreads : 1
+      streams: streams, showsProgress: items.recursive && !quiet,
+      threads: items.recursive ? walkThreads : 1
     ) { diagnostics, progress in
       StatusVisitor(
-        mechanisms: mechanisms, report: StatusReport(format: format, verbose: verbose),
+        mechanisms: mechanisms,
+        report: StatusReport(
+          format: format, verbose: verbose, output: Output(sink: diagnostics.outputSink)),
         diagnostics: diagnostics, progress: progress)
     }
     let report = run.visitors[0].report
@@ -68,7 +74,6 @@ package struct StatusRun: Sendable {
     try run.finish()
   }
 }
-
 
 /// One walk thread's part of `status -R`: its own report, and a reporter
 /// on the report's output.
@@ -122,12 +127,13 @@ private final class StatusVisitor: ReportingVisitor {
 final class StatusReport {
   let format: OutputFormat
   let verbose: Bool
-  let output = Output()
+  let output: Output
   private var line = JSONLine()
 
-  init(format: OutputFormat, verbose: Bool) {
+  init(format: OutputFormat, verbose: Bool, output: Output) {
     self.format = format
     self.verbose = verbose
+    self.output = output
   }
 
   func write(

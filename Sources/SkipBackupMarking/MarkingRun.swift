@@ -7,8 +7,8 @@ import SystemPackage
 /// removing marks, saying what changed, and the exit status. Like
 /// `SweepPlan`, it holds how to act, which every walk thread reads; the
 /// PATHs, which only `run(on:)` goes through, are its argument.
-package struct MarkingRun: Sendable {
-  package enum Action: Sendable {
+package struct MarkingRun: Sendable, Equatable {
+  package enum Action: Sendable, Equatable {
     case mark, clear
 
     package var verb: String { self == .mark ? "mark" : "clear" }
@@ -27,10 +27,13 @@ package struct MarkingRun: Sendable {
   package var dryRun = false
   /// Where legacy and resource marks are written (`mark --form`).
   package var form: MarkForm = .local
+  /// Where what changed is printed, and the failures.
+  package var streams: Streams = .standard
 
   package init(
     action: Action, mechanisms: MechanismSet, items: ItemSelection, verbose: Bool = false,
-    quiet: Bool = false, dryRun: Bool = false, form: MarkForm = .local
+    quiet: Bool = false, dryRun: Bool = false, form: MarkForm = .local,
+    streams: Streams = .standard
   ) {
     self.action = action
     self.mechanisms = mechanisms
@@ -39,11 +42,12 @@ package struct MarkingRun: Sendable {
     self.quiet = quiet
     self.dryRun = dryRun
     self.form = form
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
     let run = WalkRun(
-      showsProgress: items.recursive && !quiet,
+      streams: streams, showsProgress: items.recursive && !quiet,
       threads: items.recursive ? walkThreads : 1
     ) { diagnostics, progress in
       MarkingWorker(run: self, reporter: Reporter(diagnostics: diagnostics, progress: progress))

@@ -7,16 +7,23 @@ import Synchronization
   import Musl
 #endif
 
-/// Errors and notes for a person, on standard error, each line
-/// `skipbackup: PATH: reason`, and a count of the failures for the exit
-/// status. Walk threads report through the same one.
+/// Errors and notes for a person, on standard error (the errors of the
+/// run's ``Streams``), each line `skipbackup: PATH: reason`, and a count of
+/// the failures for the exit status. Walk threads report through the same
+/// one, and print through its ``outputSink``.
 package final class Diagnostics: Sendable {
   private let state = Mutex(0)
   /// The progress line, erased before a message is written.
   private let progress: Progress?
+  private let errors: CInt
+  /// The run's output, which each walk thread's ``Output`` writes through:
+  /// one sink, so that whole buffers go out one at a time.
+  package let outputSink: OutputSink
 
-  package init(progress: Progress? = nil) {
+  package init(streams: Streams = .standard, progress: Progress? = nil) {
     self.progress = progress
+    errors = streams.errors
+    outputSink = OutputSink(streams)
   }
 
   package var failures: Int { state.withLock { $0 } }
@@ -60,7 +67,7 @@ package final class Diagnostics: Sendable {
       if failure { failures += 1 }
       progress?.erase()
       // Standard error that cannot be written to leaves nowhere to say so.
-      _ = OutputDescriptor.writeAll(text, to: STDERR_FILENO)
+      _ = OutputDescriptor.writeAll(text, to: errors)
     }
   }
 }

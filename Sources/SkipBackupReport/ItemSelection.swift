@@ -6,7 +6,7 @@ import SystemPackage
 /// followed when it is a link (`-L`), and kept to its filesystem (`-x`).
 /// What mark, clear and status are given: plain values the executable reads
 /// from the command line.
-package struct ItemSelection: Sendable {
+package struct ItemSelection: Sendable, Equatable {
   /// The PATH arguments, in order.
   package var paths: [FilePath]
   /// A file of more PATHs (`-` for standard input), read after `paths`.

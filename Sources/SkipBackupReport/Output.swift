@@ -8,7 +8,7 @@ import SystemPackage
   import Musl
 #endif
 
-/// Standard output through a large buffer, written with
+/// A run's output (standard output, or the descriptor of its ``Streams``) through a large buffer, written with
 /// `OutputDescriptor.writeAll`: paths
 /// are bytes, written as they are, and a listing of a million paths costs a
 /// few hundred calls, not a million.
@@ -27,14 +27,20 @@ package final class Output {
   private var count = 0
   private let capacity = 64 * 1024
 
-  /// Whether names in text go out escaped: standard output is a terminal,
+  /// Whether names in text go out escaped: the output is a terminal,
   /// where a name holding `\e[2J` would clear the screen, so
   /// control characters and bytes that are not UTF-8 are shown as escapes
   /// (`\x1b`, `\n`, `\xff`), as in messages, in the manner of `ls` on a
   /// terminal. Piped output, `-0` and JSON stay byte for byte.
   package let escapesNames: Bool
 
-  package init(sink: OutputSink = .standardOutput) {
+  /// An output of its own on `streams`' output, for a run on one thread;
+  /// the threads of a walk share their run's sink (``Diagnostics/sink``).
+  package convenience init(streams: Streams = .standard) {
+    self.init(sink: OutputSink(streams))
+  }
+
+  package init(sink: OutputSink) {
     self.sink = sink
     escapesNames = sink.isTerminal
     allocated = capacity + 4096
@@ -133,25 +139,27 @@ package final class Output {
   }
 }
 
-/// A descriptor that whole buffers are written to, one at a time.
+/// A descriptor that whole buffers are written to, one at a time: a run's
+/// output stream.
 package final class OutputSink: Sendable {
   private let descriptor: CInt
+  /// Where a failed write is said.
+  private let errors: CInt
   private let lock = Mutex(())
 
-  package static let standardOutput = OutputSink(descriptor: STDOUT_FILENO)
-
-  /// Whether the descriptor is a terminal, asked once.
+  /// Whether the descriptor is a terminal, as `streams` found.
   package let isTerminal: Bool
 
-  package init(descriptor: CInt) {
-    self.descriptor = descriptor
-    isTerminal = isatty(descriptor) == 1
+  package init(_ streams: Streams) {
+    descriptor = streams.output
+    errors = streams.errors
+    isTerminal = streams.outputIsTerminal
   }
 
   package func write(_ buffer: UnsafeRawBufferPointer) {
     lock.withLock { _ in
       if case .failure(let errno) = OutputDescriptor.writeAll(buffer, to: descriptor) {
-        OutputFailure.end(errno)
+        OutputFailure.end(errno, errors: errors)
       }
     }
   }
@@ -166,7 +174,7 @@ package final class OutputSink: Sendable {
 package enum OutputFailure {
   private static let ending = Mutex(false)
 
-  package static func end(_ errno: Errno) -> Never {
+  package static func end(_ errno: Errno, errors: CInt = STDERR_FILENO) -> Never {
     let first = ending.withLock { ending in
       defer { ending = true }
       return !ending
@@ -174,7 +182,7 @@ package enum OutputFailure {
     // A second thread whose output failed too waits here for the first one's exit.
     if !first { while true { pause() } }
     _ = OutputDescriptor.writeAll(
-      "skipbackup: write error: \(errno.description)\n", to: STDERR_FILENO)
+      "skipbackup: write error: \(errno.description)\n", to: errors)
     exit(1)
   }
 }

@@ -7,7 +7,8 @@ import Synchronization
   import Musl
 #endif
 
-/// A one-line display of a long recursive run, on standard error: items seen
+/// A one-line display of a long recursive run, on standard error (the
+/// errors of the run's ``Streams``): items seen
 /// and the rate. It appears only when standard error is a terminal, only
 /// once the run has taken about a second, and it is erased when the run ends,
 /// or when SIGINT or SIGTERM ends it (the process then still dies by the
@@ -20,14 +21,16 @@ package final class Progress: Sendable {
   private let start: Double
   private let items = Atomic<Int>(0)
   private let display = Mutex(Display())
+  private let errors: CInt
 
   private struct Display {
     package var lastDrawn: Double = 0
     package var shown = false
   }
 
-  package init(enabled: Bool) {
-    self.isEnabled = enabled && system_isatty(STDERR_FILENO) == 1
+  package init(enabled: Bool, streams: Streams = .standard) {
+    self.isEnabled = enabled && streams.errorsAreTerminal
+    errors = streams.errors
     self.start = Self.now()
     if isEnabled { ProgressLineOnScreen.eraseOnTermination() }
   }
@@ -43,8 +46,7 @@ package final class Progress: Sendable {
       display.shown = true
       ProgressLineOnScreen.flag.store(true, ordering: .relaxed)
       let rate = Int(Double(total) / (now - start))
-      Self.draw(
-        "\rskipbackup: \(Self.grouped(total)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
+      draw("\rskipbackup: \(Self.grouped(total)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
     }
   }
 
@@ -54,12 +56,12 @@ package final class Progress: Sendable {
       guard display.shown else { return }
       display.shown = false
       ProgressLineOnScreen.flag.store(false, ordering: .relaxed)
-      Self.draw("\r\u{1B}[K")
+      draw("\r\u{1B}[K")
     }
   }
 
-  private static func draw(_ text: String) {
-    _ = OutputDescriptor.writeAll(text, to: STDERR_FILENO)
+  private func draw(_ text: String) {
+    _ = OutputDescriptor.writeAll(text, to: errors)
   }
 
   private static func now() -> Double {

@@ -14,8 +14,10 @@ package final class Reporter {
   private let progress: Progress
   private var pending = 0
 
-  package init(output: Output = Output(), diagnostics: Diagnostics, progress: Progress) {
-    self.output = output
+  /// A reporter whose `output` is, unless given, a buffer of its own on the
+  /// run's output (the sink of `diagnostics`).
+  package init(output: Output? = nil, diagnostics: Diagnostics, progress: Progress) {
+    self.output = output ?? Output(sink: diagnostics.outputSink)
     self.diagnostics = diagnostics
     self.progress = progress
   }

@@ -20,15 +20,15 @@ package final class WalkRun<Visitor: ReportingVisitor> {
   /// the end of theirs.
   package private(set) var vanished = 0
 
-  /// A run of `threads` visitors, each made with the run's diagnostics and
-  /// progress line (shown only when `showsProgress` and standard error is a
-  /// terminal).
+  /// A run of `threads` visitors on `streams`, each made with the run's
+  /// diagnostics and progress line (shown only when `showsProgress` and the
+  /// errors stream is a terminal).
   package init(
-    showsProgress: Bool, threads: Int = walkThreads,
+    streams: Streams = .standard, showsProgress: Bool, threads: Int = walkThreads,
     visitor makeVisitor: (Diagnostics, Progress) -> Visitor
   ) {
-    progress = Progress(enabled: showsProgress)
-    diagnostics = Diagnostics(progress: progress)
+    progress = Progress(enabled: showsProgress, streams: streams)
+    diagnostics = Diagnostics(streams: streams, progress: progress)
     let (progress, diagnostics) = (progress, diagnostics)
     visitors = (0..<threads).map { _ in makeVisitor(diagnostics, progress) }
   }
@@ -72,7 +72,6 @@ package final class WalkRun<Visitor: ReportingVisitor> {
     if diagnostics.failures > 0 { throw .failure }
   }
 }
-
 
 /// A run that ended without doing all its work: every cause has been
 /// reported on standard error, and the process exits with ``status``. The

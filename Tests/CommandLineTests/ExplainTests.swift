@@ -7,9 +7,10 @@ import TestSupport
 #endif
 
 extension CLITests {
-  /// `skipbackup explain`: every claim it makes about borg 2, borg 1.2,
-  /// restic, GNU tar and rsync is checked by backing the tree up with that
-  /// tool, with exactly the options the claim is about.
+  /// `skipbackup explain` end to end: its text, advice that runs as
+  /// printed, and its exit status. That every claim it makes about each
+  /// backup tool holds in a real backup is checked in process
+  /// (SkipBackupExplainTests).
   @Suite struct ExplainTests {
     /// Items marked by each mechanism, files and directories with content,
     /// a CACHEDIR.TAG, and unmarked ones; relative to the root.
@@ -36,12 +37,6 @@ extension CLITests {
       return root
     }
 
-    /// The items explained: every file and directory of the tree.
-    private func items(_ root: String) -> [String] {
-      let found = run(["find", Argument(root), "-mindepth", "1"]).lines
-      return found.map { String($0.dropFirst(root.count + 1)) }.sorted()
-    }
-
     private func explain(_ root: String, _ items: [String]) throws -> [String: [String: Any]] {
       let result = skipbackup(
         arguments: ["explain", "--format", "json"] + items.map { Argument(root + "/" + $0) })
@@ -53,87 +48,6 @@ extension CLITests {
       }
       try #require(byItem.count == items.count)
       return byItem
-    }
-
-    /// The paths a plain run of `tool` puts in the backup, relative to the root.
-    private func backedUp(_ tool: String, root: String, work: String) throws -> Set<String> {
-      let parent = (root as NSString).deletingLastPathComponent
-      let environment = [
-        "BORG_REPO": work + "/borg", "BORG_PASSPHRASE": "", "BORG_BASE_DIR": work + "/borg-base",
-        "RESTIC_REPOSITORY": work + "/restic", "RESTIC_PASSWORD": "skipbackup",
-        "RESTIC_CACHE_DIR": work + "/restic-cache", "BORG2": try borg2Path(), "WORK": work,
-      ]
-      let command: String
-      switch tool {
-      case "borg2":
-        command = "$BORG2 repo-create -e none && $BORG2 create a root && $BORG2 list a --short"
-      case "borg1":
-        command =
-          "borg init -e none && borg create --exclude-nodump --exclude-caches ::a root && borg list --short ::a"
-      case "restic":
-        command =
-          "restic init -q && restic backup -q --exclude-caches root >/dev/null && restic ls latest"
-      case "tar":
-        command = "tar --create --exclude-caches --file=- root | tar --list --file=-"
-      case "rsync":
-        command =
-          "rsync -a root/ \"$WORK/copy/\" && cd \"$WORK/copy\" && find . | sed 's|^\\.|root|'"
-      default:
-        preconditionFailure(tool)
-      }
-      let result = run(
-        ["sh", "-c", Argument(command)], directory: parent, environment: environment)
-      try #require(result.status == 0, "\(tool): \(result)")
-      var paths: Set<String> = []
-      for line in result.lines where !line.hasPrefix("snapshot ") {
-        var path = Substring(line)
-        while path.hasPrefix("/") { path = path.dropFirst() }
-        while path.hasSuffix("/") { path = path.dropLast() }
-        guard path.hasPrefix("root/") else { continue }
-        paths.insert(String(path.dropFirst("root/".count)))
-      }
-      try #require(paths.contains("unmarked-dir/in"), "\(tool): \(result)")
-      return paths
-    }
-
-    @Test(arguments: ["borg2", "borg1", "restic", "tar", "rsync"])
-    func eachClaimHoldsInARealBackup(tool: String) throws {
-      let tree = try TemporaryDirectory()
-      let root = try markedTree(tree)
-      let items = items(root)
-      let explained = try explain(root, items)
-      let work = tree.directory("work")
-      let backup = try backedUp(tool, root: root, work: work)
-      var skipped = 0
-      for item in items {
-        let verdict = try #require(
-          (explained[item]?["tools"] as? [String: Any])?[tool] as? [String: Any], "\(item)")
-        let skips = try #require(verdict["skips"] as? Bool)
-        let needs = try #require(verdict["needs"] as? String)
-        #expect(skips == needs.isEmpty, "\(tool) \(item): \(verdict)")
-        var isDirectory: ObjCBool = false
-        #expect(
-          FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory))
-        if skips {
-          skipped += 1
-          // Left out; for a directory, its contents (tar and restic keep a
-          // tagged directory and its tag).
-          if isDirectory.boolValue {
-            #expect(!backup.contains(item + "/in"), "\(tool) claims it skips \(item)")
-          } else {
-            #expect(!backup.contains(item), "\(tool) claims it skips \(item)")
-          }
-        } else {
-          #expect(backup.contains(item), "\(tool) claims it backs up \(item)")
-          if isDirectory.boolValue
-            && FileManager.default.fileExists(atPath: root + "/" + item + "/in")
-          {
-            #expect(backup.contains(item + "/in"), "\(tool) claims it backs up \(item)")
-          }
-        }
-      }
-      // The tree holds items each tool skips, except rsync, which reads no mark.
-      #expect((skipped == 0) == (tool == "rsync"), "\(tool) skips \(skipped) items")
     }
 
     @Test func theReportNamesMarksInheritanceAndTheSweepRule() throws {

@@ -72,4 +72,3 @@ import TestSupport
     }
   }
 }
-

@@ -69,4 +69,3 @@ public func python(_ script: String, _ records: [[UInt8]]) -> [String] {
 public func base64Decoded(_ line: Substring) -> [UInt8]? {
   Data(base64Encoded: String(line)).map(Array.init)
 }
-

@@ -29,10 +29,16 @@ struct CheckCommand: ParsableCommand {
   var paths: [String]
 
   func run() throws {
-    let status = CheckRun.exitStatus(
-      paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
-      dereference: dereference)
-    throw ExitCode(status)
+    throw ExitCode(try engine.exitStatus())
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: CheckRun {
+    get throws {
+      CheckRun(
+        paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
+        dereference: dereference)
+    }
   }
 
   /// The same command read straight from the arguments, for the common
@@ -44,6 +50,12 @@ struct CheckCommand: ParsableCommand {
   /// mistakes) to the parser, which stays the one definition of the options
   /// and their help.
   static func fastExitStatus(_ arguments: [String]) -> Int32? {
+    fastEngine(arguments)?.exitStatus()
+  }
+
+  /// The engine's configuration that ``fastExitStatus(_:)`` runs, read
+  /// without the parser; `nil` where the parser must read the arguments.
+  static func fastEngine(_ arguments: [String]) -> CheckRun? {
     guard arguments.first == "check" else { return nil }
     var dereference = false
     var mechanismNames: [String] = []
@@ -81,6 +93,6 @@ struct CheckCommand: ParsableCommand {
       }
       mechanisms = parsed
     }
-    return CheckRun.exitStatus(paths: paths, mechanisms: mechanisms, dereference: dereference)
+    return CheckRun(paths: paths, mechanisms: mechanisms, dereference: dereference)
   }
 }

@@ -41,11 +41,17 @@ struct ClearCommand: ParsableCommand {
   }
 
   func run() throws {
-    // Every form is removed: the form only says where a mark is written.
-    let run = MarkingRun(
-      action: .clear, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
-      items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
-      dryRun: dryRun)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: MarkingRun {
+    get throws {
+      // Every form is removed: the form only says where a mark is written.
+      MarkingRun(
+        action: .clear, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
+        items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
+        dryRun: dryRun)
+    }
   }
 }

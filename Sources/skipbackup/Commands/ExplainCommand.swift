@@ -49,8 +49,11 @@ struct ExplainCommand: ParsableCommand {
   var paths: [String]
 
   func run() throws {
-    let run = ExplainRun(
-      paths: paths.map(RawArguments.path), dereference: dereference, format: format)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: ExplainRun {
+    ExplainRun(paths: paths.map(RawArguments.path), dereference: dereference, format: format)
   }
 }

@@ -79,10 +79,16 @@ struct ExportCommand: ParsableCommand {
   var root: String
 
   func run() throws {
-    let run = ExportRun(
-      root: RawArguments.path(root), tool: tool,
-      mechanisms: try mechanismOptions.mechanisms(default: .all), output: output.map(RawArguments.path),
-      oneFileSystem: oneFileSystem, quiet: quiet.quiet)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: ExportRun {
+    get throws {
+      ExportRun(
+        root: RawArguments.path(root), tool: tool,
+        mechanisms: try mechanismOptions.mechanisms(default: .all),
+        output: output.map(RawArguments.path), oneFileSystem: oneFileSystem, quiet: quiet.quiet)
+    }
   }
 }

@@ -42,11 +42,17 @@ struct ListCommand: ParsableCommand {
   var roots: [String]
 
   func run() throws {
-    let run = ListRun(
-      roots: roots.map(RawArguments.path), mechanisms: try mechanismOptions.mechanisms(default: .all),
-      selection: selection, nullTerminated: null,
-      oneFileSystem: oneFileSystem, quiet: quiet.quiet)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: ListRun {
+    get throws {
+      ListRun(
+        roots: roots.map(RawArguments.path),
+        mechanisms: try mechanismOptions.mechanisms(default: .all), selection: selection,
+        nullTerminated: null, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
+    }
   }
 }
 

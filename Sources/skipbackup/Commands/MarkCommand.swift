@@ -51,11 +51,17 @@ struct MarkCommand: ParsableCommand {
   }
 
   func run() throws {
-    let run = MarkingRun(
-      action: .mark, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
-      items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
-      dryRun: dryRun, form: form)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: MarkingRun {
+    get throws {
+      MarkingRun(
+        action: .mark, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
+        items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
+        dryRun: dryRun, form: form)
+    }
   }
 }
 

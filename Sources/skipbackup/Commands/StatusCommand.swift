@@ -47,9 +47,15 @@ struct StatusCommand: ParsableCommand {
   }
 
   func run() throws {
-    let run = StatusRun(
-      items: items.selection(paths), mechanisms: try mechanisms.mechanisms(default: .all),
-      format: format, verbose: verbose, quiet: quiet.quiet)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: StatusRun {
+    get throws {
+      StatusRun(
+        items: items.selection(paths), mechanisms: try mechanisms.mechanisms(default: .all),
+        format: format, verbose: verbose, quiet: quiet.quiet)
+    }
   }
 }

@@ -1,10 +1,13 @@
 import ArgumentParser
 import SkipBackupCore
 
-/// `-m`/`--mechanism`: which marks a command writes or reads.
+/// `-m`/`--mechanism`: which marks a command writes or reads. The value may
+/// be joined to `-m` (`-mxdg`), as check's reading without the parser takes
+/// it: joined, the parser read `-mxdg` as the flags `-m -x -d -g` and took
+/// the next argument for the value.
 struct MechanismOptions: ParsableArguments {
   @Option(
-    name: [.customShort("m"), .long],
+    name: [.customShort("m", allowingJoined: true), .long],
     help: ArgumentHelp(
       "The marks to act on: legacy (iOS 5.0.1's com.apple.MobileBackup), resource (the iOS 5.1 "
         + "isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode "

@@ -1,0 +1,141 @@
+// The command line, parsed into each engine's plain configuration: every
+// option reaches the field it names, the defaults are each command's own,
+// usage errors stop before any engine runs, and check's fast reading of its
+// common spellings is the parser's reading.
+
+import ArgumentParser
+import SkipBackupCore
+import SkipBackupExplain
+import SkipBackupExport
+import SkipBackupListing
+import SkipBackupMarking
+import SkipBackupReport
+import SystemPackage
+import Testing
+
+@testable import skipbackup
+
+@Suite struct EngineConfigurationTests {
+  /// The command `arguments` parse into, as the executable parses them.
+  private func parsed<Command: ParsableCommand>(_ arguments: [String], as _: Command.Type) throws
+    -> Command
+  {
+    let command = try SkipBackupCommand.parseAsRoot(arguments)
+    return try #require(command as? Command, "\(arguments) parsed as \(type(of: command))")
+  }
+
+  @Test func markAndClear() throws {
+    #expect(
+      try parsed(["mark", "a"], as: MarkCommand.self).engine
+        == MarkingRun(action: .mark, mechanisms: [.resource], items: ItemSelection(paths: ["a"])))
+    #expect(
+      try parsed(
+        [
+          "mark", "-R", "-x", "-L", "-m", "xdg,legacy", "-m", "nodump", "-v", "--form", "smb", "--",
+          "-a", "b",
+        ], as: MarkCommand.self
+      ).engine
+        == MarkingRun(
+          action: .mark, mechanisms: [.legacy, .xdg, .nodump],
+          items: ItemSelection(
+            paths: ["-a", "b"], recursive: true, dereference: true, oneFileSystem: true),
+          verbose: true, form: .smb))
+    #expect(
+      try parsed(["mark", "-nq0", "--files-from", "-"], as: MarkCommand.self).engine
+        == MarkingRun(
+          action: .mark, mechanisms: [.resource],
+          items: ItemSelection(paths: [], filesFrom: "-", nullSeparated: true), quiet: true,
+          dryRun: true))
+    #expect(
+      try parsed(["clear", "--mechanism=apple", "--files-from=list", "c"], as: ClearCommand.self)
+        .engine
+        == MarkingRun(
+          action: .clear, mechanisms: .apple, items: ItemSelection(paths: ["c"], filesFrom: "list"))
+    )
+    #expect(
+      try parsed(["clear", "c"], as: ClearCommand.self).engine
+        == MarkingRun(action: .clear, mechanisms: .all, items: ItemSelection(paths: ["c"])))
+  }
+
+  @Test func listStatusAndCheck() throws {
+    #expect(
+      try parsed(["list", "r"], as: ListCommand.self).engine
+        == ListRun(roots: ["r"], mechanisms: .all))
+    #expect(
+      try parsed(
+        ["list", "--included", "-0x", "-q", "-m", "apple", "r", "s"], as: ListCommand.self
+      )
+      .engine
+        == ListRun(
+          roots: ["r", "s"], mechanisms: .apple, selection: .included, nullTerminated: true,
+          oneFileSystem: true, quiet: true))
+    #expect(
+      try parsed(["status", "-Rv", "--format", "json", "p"], as: StatusCommand.self).engine
+        == StatusRun(
+          items: ItemSelection(paths: ["p"], recursive: true), mechanisms: .all, format: .json,
+          verbose: true))
+    #expect(
+      try parsed(["check", "-L", "-m", "nodump", "p", "q"], as: CheckCommand.self).engine
+        == CheckRun(paths: ["p", "q"], mechanisms: [.nodump], dereference: true))
+    // -m's value joined to it, as check's fast reading has always taken it.
+    #expect(
+      try parsed(["status", "-mxdg,legacy", "p"], as: StatusCommand.self).engine.mechanisms
+        == [.legacy, .xdg])
+  }
+
+  @Test func explainAndExport() throws {
+    #expect(
+      try parsed(["explain", "-L", "--format", "json", "--", "-p"], as: ExplainCommand.self).engine
+        == ExplainRun(paths: ["-p"], dereference: true, format: .json))
+    #expect(
+      try parsed(["export", "--for", "borg", "r"], as: ExportCommand.self).engine
+        == ExportRun(root: "r", tool: .borg, mechanisms: .all))
+    #expect(
+      try parsed(
+        ["export", "--for=tar", "-o", "rules", "-x", "-q", "-m", "nodump,cachedir", "r"],
+        as: ExportCommand.self
+      ).engine
+        == ExportRun(
+          root: "r", tool: .tar, mechanisms: [.nodump, .cachedir], output: "rules",
+          oneFileSystem: true, quiet: true))
+  }
+
+  /// What the user must change first is refused by the parser, with exit
+  /// status 64 (2 for check), before any engine is made.
+  @Test(arguments: [
+    ["mark"], ["mark", "-v", "-q", "a"], ["status", "-0", "a"], ["list", "-m", "bogus", "r"],
+    ["export", "r"], ["export", "--for", "zip", "r"], ["explain"], ["clear", "--form", "smb", "a"],
+    ["status", "--format", "xml", "a"],
+  ])
+  func usageErrorsAreRefusedBeforeAnEngine(arguments: [String]) {
+    #expect(throws: (any Error).self) { try SkipBackupCommand.parseAsRoot(arguments) }
+    do {
+      _ = try SkipBackupCommand.parseAsRoot(arguments)
+    } catch {
+      #expect(SkipBackupCommand.exitCode(for: error).rawValue == 64, "\(arguments): \(error)")
+    }
+  }
+
+  /// `check`'s common spellings are read without the parser, for speed;
+  /// each one the fast reading takes gives the parser's configuration, and
+  /// what it does not know is left to the parser.
+  @Test(arguments: [
+    ["check", "p"], ["check", "-L", "p", "q"], ["check", "--dereference", "p"],
+    ["check", "-m", "xdg", "p"], ["check", "-mxdg,legacy", "p"],
+    ["check", "--mechanism=apple", "p"],
+    ["check", "--mechanism", "nodump", "-L", "--", "-p"], ["check", "-", "p"],
+    ["check", "-m", "xdg", "-m", "legacy", "p"],
+  ])
+  func checksFastReadingIsTheParsersReading(arguments: [String]) throws {
+    let fast = try #require(CheckCommand.fastEngine(arguments), "\(arguments)")
+    #expect(fast == (try parsed(arguments, as: CheckCommand.self).engine), "\(arguments)")
+  }
+
+  @Test(arguments: [
+    ["check", "--help"], ["check"], ["check", "-m"], ["check", "-m", "bogus", "p"],
+    ["check", "-Lp"], ["check", "--version"], ["status", "p"],
+  ])
+  func whatChecksFastReadingDoesNotKnowGoesToTheParser(arguments: [String]) {
+    #expect(CheckCommand.fastEngine(arguments) == nil, "\(arguments)")
+  }
+}
