@@ -87,6 +87,15 @@ let package = Package(
       dependencies: ["SkipBackupCore", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: mocking
     ),
+    // The one sized walk: what du and browse count (disk usage or apparent
+    // size, each inode with several links once, the bottom-up sums across
+    // the parallel walk's threads), each caller classifying the entries its
+    // own way.
+    .target(
+      name: "SkipBackupSizes",
+      dependencies: ["SkipBackupCore"],
+      swiftSettings: mocking
+    ),
     // The sweep: its rules, the git rule, its records (the only code that
     // reads or writes one) and the trust rule, and the sweep itself.
     .target(
@@ -102,7 +111,7 @@ let package = Package(
     .target(
       name: "SkipBackupUsage",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSizes", "SkipBackupSweep",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -157,7 +166,7 @@ let package = Package(
     .target(
       name: "SkipBackupBrowse",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport", "SkipBackupUsage", "SkipBackupSweep",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSizes", "SkipBackupSweep",
         "SkipBackupMarking", "CNcurses",
         .product(name: "SystemPackage", package: "swift-system"),
       ],

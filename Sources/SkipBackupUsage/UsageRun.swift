@@ -1,5 +1,6 @@
 import SkipBackupCore
 import SkipBackupReport
+import SkipBackupSizes
 import SkipBackupSweep
 import SystemPackage
 
@@ -95,7 +96,7 @@ package struct UsageRun: Sendable {
         options: TreeWalkOptions(oneFileSystem: oneFileSystem, followRootSymbolicLink: true))
       let usage = DiskUsage(
         root: rootBytes, visitors: run.visitors, mechanisms: mechanisms.count, top: top,
-        apparentSize: apparentSize)
+        rule: SizeRule(apparentSize: apparentSize, links: links))
       // A ROOT that could not be read at all has nothing to show.
       if usage.included.directories + usage.included.files + usage.excluded.directories
         + usage.excluded.files == 0 && run.diagnostics.failures > before
