@@ -218,6 +218,32 @@ let package = Package(
       dependencies: ["SkipBackupExport", "TestSupport"],
       swiftSettings: mocking
     ),
+    // du, the sweep and browse in process: the sized walk through du and
+    // browse against GNU du, the sweep's records against the attr tools.
+    .testTarget(
+      name: "SkipBackupUsageTests",
+      dependencies: [
+        "SkipBackupUsage", "SkipBackupSizes", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupSweepTests",
+      dependencies: [
+        "SkipBackupSweep", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupBrowseTests",
+      dependencies: [
+        "SkipBackupBrowse", "SkipBackupSizes", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
     // The executable's own code: the command line, parsed into each
     // engine's configuration.
     .testTarget(
