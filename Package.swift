@@ -87,10 +87,11 @@ let package = Package(
       dependencies: ["SkipBackupCore", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: mocking
     ),
-    // The one sized walk: what du and browse count (disk usage or apparent
-    // size, each inode with several links once, the bottom-up sums across
-    // the parallel walk's threads), each caller classifying the entries its
-    // own way.
+    // The one sized walk: what du, browse and the sweep's sizes count (disk
+    // usage or apparent size, each inode with several links once, the
+    // bottom-up sums across the parallel walk's threads), each caller
+    // classifying the entries its own way. Below the sweep, which sizes
+    // what it marks.
     .target(
       name: "SkipBackupSizes",
       dependencies: ["SkipBackupCore"],
@@ -101,7 +102,7 @@ let package = Package(
     .target(
       name: "SkipBackupSweep",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSizes",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -218,8 +219,8 @@ let package = Package(
       dependencies: ["SkipBackupExport", "TestSupport"],
       swiftSettings: mocking
     ),
-    // du, the sweep and browse in process: the sized walk through du and
-    // browse against GNU du, the sweep's records against the attr tools.
+    // du, the sweep and browse in process: the sized walk through each of
+    // its callers against GNU du, the sweep's records against the attr tools.
     .testTarget(
       name: "SkipBackupUsageTests",
       dependencies: [

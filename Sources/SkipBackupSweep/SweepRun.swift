@@ -79,7 +79,7 @@ package struct SweepRun: Sendable {
 
     let sweep = SweepPlan(
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
-      verbose: verbose, format: format, git: git)
+      verbose: verbose, format: format, git: git, oneFileSystem: oneFileSystem)
     let sink = output
     let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
       SweepVisitor(
