@@ -1,7 +1,11 @@
 #define _GNU_SOURCE
 #include "CXattr.h"
 
+#include <errno.h>
+#include <linux/btrfs.h>
 #include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -119,6 +123,55 @@ int cxattr_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const
 int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
                    unsigned int minor) {
   return mknodat(dirfd, path, mode, makedev(major, minor));
+}
+
+int cxattr_btrfs_snapshot_create(int destination, int source, const char *name, int read_only) {
+  struct btrfs_ioctl_vol_args_v2 args;
+  memset(&args, 0, sizeof args);
+  args.fd = source;
+  args.flags = read_only ? BTRFS_SUBVOL_RDONLY : 0;
+  if (strlen(name) >= sizeof args.name) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  strcpy(args.name, name);
+  return ioctl(destination, BTRFS_IOC_SNAP_CREATE_V2, &args);
+}
+
+int cxattr_btrfs_snapshot_destroy(int parent, const char *name) {
+  struct btrfs_ioctl_vol_args args;
+  memset(&args, 0, sizeof args);
+  if (strlen(name) >= sizeof args.name) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  strcpy(args.name, name);
+  return ioctl(parent, BTRFS_IOC_SNAP_DESTROY, &args);
+}
+
+int cxattr_btrfs_subvolume_get_flags(int fd, unsigned long long *flags) {
+  __u64 value = 0;
+  int result = ioctl(fd, BTRFS_IOC_SUBVOL_GETFLAGS, &value);
+  *flags = value;
+  return result;
+}
+
+int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags) {
+  __u64 value = *flags;
+  return ioctl(fd, BTRFS_IOC_SUBVOL_SETFLAGS, &value);
+}
+
+int cxattr_fork(void) { return (int)fork(); }
+
+int cxattr_set_parent_death_signal(int signal) {
+  return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+int cxattr_wait_signal(const sigset_t *set, int *code) {
+  siginfo_t info;
+  int result = sigwaitinfo(set, &info);
+  if (result > 0) *code = info.si_code;
+  return result;
 }
 
 int cxattr_open_tree(int dirfd, const char *path, unsigned int flags) {

@@ -163,7 +163,7 @@ internal func system_stat(_ path: UnsafePointer<CChar>, _ buffer: UnsafeMutableP
 }
 
 /// The corresponding C function is `waitpid(2)`.
-internal func system_waitpid(_ pid: pid_t, _ status: UnsafeMutablePointer<CInt>, _ options: CInt)
+package func system_waitpid(_ pid: pid_t, _ status: UnsafeMutablePointer<CInt>, _ options: CInt)
   -> pid_t
 {
   waitpid(pid, status, options)

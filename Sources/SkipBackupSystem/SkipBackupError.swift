@@ -99,6 +99,22 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case attributeNotKept(SystemCall, Errno)
     /// A copy from, or a save over, anything but a regular file.
     case notARegularFile
+    /// `run --snapshot` of a ROOT on a filesystem it cannot snapshot.
+    case notOnASnapshottingFilesystem
+    /// `run --snapshot` of a ROOT whose btrfs subvolume's root directory is
+    /// not reachable here (a bind mount of a directory inside a subvolume):
+    /// the snapshot is taken of that root.
+    case subvolumeRootUnreachable
+    /// `run --snapshot` by an ordinary user on a btrfs filesystem mounted
+    /// without `user_subvol_rm_allowed`: the snapshot could be made but
+    /// never deleted.
+    case snapshotDeletionNotAllowed
+    /// `run --snapshot` of a ROOT that was renamed or replaced while its
+    /// snapshot was taken: the snapshot does not hold it at its path.
+    case movedWhileSnapshotted
+    /// The directory that holds `run --snapshot`'s snapshots belongs to
+    /// another user, who could have put anything there.
+    case snapshotDirectoryOfAnother
     /// A save through a symbolic link that leads nowhere, or in a loop.
     case danglingSymbolicLink
     /// A link, file or FIFO that another user put in a sticky directory
@@ -227,6 +243,22 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .notARegularFile:
       let what = fileType.map { ", and this is \(article($0))" } ?? ""
       return "only a regular file can be copied or saved over\(what)"
+    case .notOnASnapshottingFilesystem:
+      return "not on btrfs, the filesystem run --snapshot can snapshot; run it without "
+        + "--snapshot (the live view), or see docs/backups.md"
+    case .subvolumeRootUnreachable:
+      return "the root directory of the btrfs subvolume that holds it is not reachable here (a "
+        + "bind mount of a directory inside a subvolume?), and a snapshot is taken of that root; "
+        + "give a ROOT below the subvolume's own mount"
+    case .snapshotDeletionNotAllowed:
+      return "its btrfs filesystem is mounted without user_subvol_rm_allowed, so an ordinary "
+        + "user could make the snapshot but never delete it; run as root, or mount it with "
+        + "-o user_subvol_rm_allowed"
+    case .movedWhileSnapshotted:
+      return "it was renamed or replaced while its snapshot was taken; run again"
+    case .snapshotDirectoryOfAnother:
+      return "belongs to another user, and run --snapshot keeps its snapshots only in a "
+        + "directory of its own; remove or rename it"
     case .danglingSymbolicLink:
       return "a symbolic link to nothing: a save writes through a link only to a file that "
         + "exists, and never turns the link into a file"

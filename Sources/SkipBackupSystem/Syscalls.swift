@@ -618,6 +618,96 @@ package func system_setenv(
   mocked(.setenv) { setenv(name, value, overwrite) }
 }
 
+// MARK: - Snapshots (skipbackup run --snapshot)
+
+/// The snapshot calls' constants, for the tool, which does not import CXattr.
+package enum SnapshotFlag {
+  package static let btrfsMagic = CXATTR_BTRFS_SUPER_MAGIC
+  package static let subvolumeRootInode = CXATTR_BTRFS_SUBVOLUME_ROOT_INODE
+  package static let readOnly = CXATTR_BTRFS_SUBVOL_RDONLY
+}
+
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SNAP_CREATE_V2`,
+/// through CXattr: a snapshot of the subvolume whose root is open as
+/// `source`, made in the directory `destination` as `name`.
+package func system_btrfsSnapshotCreate(
+  _ destination: CInt, _ source: CInt, _ name: UnsafePointer<CChar>, _ readOnly: Bool
+) -> CInt {
+  mocked(.btrfsSnapshotCreate) {
+    cxattr_btrfs_snapshot_create(destination, source, name, readOnly ? 1 : 0)
+  }
+}
+
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SNAP_DESTROY`,
+/// through CXattr: deletes the subvolume `name` of the directory `parent`.
+package func system_btrfsSnapshotDestroy(_ parent: CInt, _ name: UnsafePointer<CChar>) -> CInt {
+  mocked(.btrfsSnapshotDestroy) { cxattr_btrfs_snapshot_destroy(parent, name) }
+}
+
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SUBVOL_GETFLAGS`, through CXattr.
+package func system_btrfsSubvolumeGetFlags(_ fd: CInt, _ flags: UnsafeMutablePointer<UInt64>)
+  -> CInt
+{
+  mocked(.btrfsSubvolumeGetFlags) {
+    flags.withMemoryRebound(to: CUnsignedLongLong.self, capacity: 1) {
+      cxattr_btrfs_subvolume_get_flags(fd, $0)
+    }
+  }
+}
+
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SUBVOL_SETFLAGS`, through CXattr.
+package func system_btrfsSubvolumeSetFlags(_ fd: CInt, _ flags: UInt64) -> CInt {
+  var value = CUnsignedLongLong(flags)
+  return mocked(.btrfsSubvolumeSetFlags) { cxattr_btrfs_subvolume_set_flags(fd, &value) }
+}
+
+/// The corresponding C function is `fork(2)`, through CXattr.
+package func system_fork() -> pid_t {
+  mocked(.fork) { pid_t(cxattr_fork()) }
+}
+
+/// The corresponding C function is `kill(2)`.
+package func system_kill(_ pid: pid_t, _ signal: CInt) -> CInt {
+  mocked(.kill) { kill(pid, signal) }
+}
+
+/// The corresponding C function is `getpid(2)`.
+package func system_getpid() -> pid_t {
+  getpid()
+}
+
+/// The corresponding C function is `getppid(2)`.
+package func system_getppid() -> pid_t {
+  getppid()
+}
+
+/// The corresponding C function is `sigprocmask(2)`.
+package func system_sigprocmask(
+  _ how: CInt, _ set: UnsafePointer<sigset_t>?, _ old: UnsafeMutablePointer<sigset_t>?
+) -> CInt {
+  mocked(.sigprocmask) { sigprocmask(how, set, old) }
+}
+
+/// The corresponding C function is `sigwaitinfo(2)`, through CXattr, which
+/// also gives the signal's `si_code`: whether a process sent it (`SI_USER`,
+/// 0, and below) or the kernel (a terminal's ^C, `SI_KERNEL`).
+package func system_sigwaitinfo(_ set: UnsafePointer<sigset_t>, _ code: UnsafeMutablePointer<CInt>)
+  -> CInt
+{
+  mocked(.sigwaitinfo) { cxattr_wait_signal(set, code) }
+}
+
+/// The corresponding C function is `prctl(2)` with `PR_SET_PDEATHSIG`, through CXattr.
+package func system_setParentDeathSignal(_ signal: CInt) -> CInt {
+  mocked(.setParentDeathSignal) { cxattr_set_parent_death_signal(signal) }
+}
+
+/// The corresponding C function is `_exit(2)`: a forked child that must not
+/// run the parent's exit handlers or flush its buffers a second time.
+package func system_exit(_ status: CInt) -> Never {
+  _exit(status)
+}
+
 /// The corresponding C function is `open_tree(2)` (Linux 5.2), through `syscall(2)` in CXattr.
 package func system_open_tree(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CUnsignedInt

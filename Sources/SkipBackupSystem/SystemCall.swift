@@ -26,6 +26,13 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
   case execvp, dup, dup2, setenv, fchdir, chroot
   case moveMount = "move_mount"
+  // run --snapshot: btrfs's snapshot ioctls, and COMMAND as a waited-for child.
+  case btrfsSnapshotCreate = "ioctl(BTRFS_IOC_SNAP_CREATE_V2)"
+  case btrfsSnapshotDestroy = "ioctl(BTRFS_IOC_SNAP_DESTROY)"
+  case btrfsSubvolumeGetFlags = "ioctl(BTRFS_IOC_SUBVOL_GETFLAGS)"
+  case btrfsSubvolumeSetFlags = "ioctl(BTRFS_IOC_SUBVOL_SETFLAGS)"
+  case fork, kill, sigprocmask, sigwaitinfo
+  case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
   case openTree = "open_tree"
   case mountSetattr = "mount_setattr"
 

@@ -12,19 +12,23 @@ import SystemPackage
 /// so `run` looks at each one under a ROOT.
 package enum MountTable {
   package static func mountPoints() throws(SkipBackupError) -> [[UInt8]] {
-    let path: FilePath = "/proc/self/mountinfo"
-    // Tens of thousands of mounts (a container host) fit in 16 MiB.
-    let text: [UInt8]
-    do {
-      text = try readWholeFile(path, limit: 16 << 20)
-    } catch {
-      throw SkipBackupError(.read, error, path: path)
-    }
+    let text = try read()
     // Line: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...; the mount point
     // escapes space, tab, newline and backslash as \ooo.
     return text.split(separator: UInt8(ascii: "\n")).compactMap { line in
       let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
       return fields.count > 4 ? unescape(fields[4]) : nil
+    }
+  }
+
+  /// /proc/self/mountinfo, whole.
+  static func read() throws(SkipBackupError) -> [UInt8] {
+    let path: FilePath = "/proc/self/mountinfo"
+    // Tens of thousands of mounts (a container host) fit in 16 MiB.
+    do {
+      return try readWholeFile(path, limit: 16 << 20)
+    } catch {
+      throw SkipBackupError(.read, error, path: path)
     }
   }
 

@@ -13,8 +13,8 @@ package enum OverlayView {
   /// Opens the real ROOT, before anything is mounted on it or above it:
   /// the descriptor keeps reaching the real directory afterwards.
   package static func openReal(_ root: ViewRoot) throws(SkipBackupError) -> CInt {
-    try check(.openat, root.path) {
-      root.path.withCString {
+    try check(.openat, root.real) {
+      root.real.withCString {
         system_openat(
           MountFlag.atWorkingDirectory, $0,
           MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)

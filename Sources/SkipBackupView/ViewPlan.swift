@@ -9,6 +9,9 @@ import SkipBackupReport
 package struct ViewRoot {
   /// The ROOT's canonical path, where the view is mounted.
   package let path: FilePath
+  /// Where the ROOT's items are read: the ROOT itself, or its copy in a
+  /// snapshot (`run --snapshot`).
+  package var real: FilePath
   /// The topmost excluded items, relative to ``path`` ("a/b"), sorted.
   package var hidden: [[UInt8]]
   /// With -x, the directories where another filesystem is mounted, which
@@ -21,6 +24,7 @@ package struct ViewRoot {
 
   package init(path: FilePath, hidden: [[UInt8]]) {
     self.path = path
+    self.real = path
     self.hidden = hidden
   }
 

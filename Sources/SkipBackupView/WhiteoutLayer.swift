@@ -120,7 +120,7 @@ package struct WhiteoutLayer: ~Copyable {
   )
     throws(SkipBackupError)
   {
-    let realPath = root.path.appending(bytes: directory)
+    let realPath = root.real.appending(bytes: directory)
     guard !directory.isEmpty else {
       try copyMetadata(
         root, directory, layer: layer,

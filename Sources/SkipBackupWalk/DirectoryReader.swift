@@ -1,6 +1,7 @@
 import SkipBackupMarks
 import SkipBackupSystem
 import CXattr
+import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
@@ -88,5 +89,32 @@ package struct DirectoryListing {
       }
     }
     return false
+  }
+}
+
+/// The names in the directory open as `descriptor`, but `.` and `..`, read
+/// from its current position to the end: for the few small directories a
+/// command reads whole outside a walk (run's snapshot directory).
+///
+/// The corresponding C function is `getdents64(2)`.
+package func directoryNames(_ descriptor: CInt) -> Result<[[UInt8]], Errno> {
+  let size = 32 << 10
+  let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+  defer { buffer.deallocate() }
+  var names: [[UInt8]] = []
+  while true {
+    switch valueOrErrno({ system_getdents64(descriptor, buffer, size) }) {
+    case .success(0):
+      return .success(names)
+    case .success(let length):
+      var records = DirentRecords(offset: 0, end: length)
+      while let entry = records.next(in: buffer) {
+        if entry.isDotOrDotDot { continue }
+        names.append(
+          Array(UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)))
+      }
+    case .failure(let errno):
+      return .failure(errno)
+    }
   }
 }

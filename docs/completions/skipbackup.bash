@@ -445,7 +445,7 @@ _skipbackup_sweep() {
 
 _skipbackup_run() {
     repeating_flags=()
-    non_repeating_flags=(-x --one-file-system --sweep -q --quiet --version -h --help)
+    non_repeating_flags=(-x --one-file-system --sweep --snapshot -q --quiet --version -h --help)
     repeating_options=(-m --mechanism)
     non_repeating_options=()
     __skipbackup_offer_flags_options -1

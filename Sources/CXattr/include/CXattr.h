@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/stat.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -121,5 +122,32 @@ int cxattr_mount_setattr(int dirfd, const char *path, unsigned int flags, uint64
 // mknodat(2) with a device number: makedev is a macro.
 int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
                    unsigned int minor);
+
+// skipbackup run --snapshot: btrfs's snapshot ioctls (linux/btrfs.h, included
+// by shims.c alone: its structures are all the C side needs). ioctl(2) is
+// variadic. The magic number is statfs(2)'s f_type of a btrfs filesystem;
+// 256 is the inode of every subvolume's root directory (the kernel's
+// BTRFS_FIRST_FREE_OBJECTID), which a snapshot must be taken of.
+static const unsigned long CXATTR_BTRFS_SUPER_MAGIC = 0x9123683E;
+static const unsigned long long CXATTR_BTRFS_SUBVOLUME_ROOT_INODE = 256;
+static const unsigned long long CXATTR_BTRFS_SUBVOL_RDONLY = 1ULL << 1;
+// BTRFS_IOC_SNAP_CREATE_V2 on the directory `destination`: a snapshot of the
+// subvolume whose root `source` is open, named `name`, read-only when asked.
+int cxattr_btrfs_snapshot_create(int destination, int source, const char *name, int read_only);
+// BTRFS_IOC_SNAP_DESTROY on the directory `parent`: deletes its subvolume `name`.
+int cxattr_btrfs_snapshot_destroy(int parent, const char *name);
+// BTRFS_IOC_SUBVOL_GETFLAGS and BTRFS_IOC_SUBVOL_SETFLAGS on a subvolume's
+// root: its read-only flag, which must be cleared before an ordinary user may
+// delete it (the kernel's permission check asks for write access to it).
+int cxattr_btrfs_subvolume_get_flags(int fd, unsigned long long *flags);
+int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags);
+
+// COMMAND as a child that skipbackup waits for (run --snapshot deletes the
+// snapshot after it): fork(2), a signal to the child, the parent-death
+// signal (prctl(2) is variadic), and sigwaitinfo(2) with the sender's code
+// (siginfo_t's si_code is behind a union Swift cannot name).
+int cxattr_fork(void);
+int cxattr_set_parent_death_signal(int signal);
+int cxattr_wait_signal(const sigset_t *set, int *code);
 
 #endif

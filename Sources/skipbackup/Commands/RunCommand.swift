@@ -14,7 +14,8 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   static let configuration = CommandConfiguration(
     commandName: "run",
     abstract: "Run COMMAND where each ROOT shows exactly what list --included lists.",
-    usage: "skipbackup run [-m M[,M...]] [-x] [-q] [--sweep] [--] ROOT... -- COMMAND [ARG...]",
+    usage:
+      "skipbackup run [-m M[,M...]] [-x] [-q] [--sweep] [--snapshot] [--] ROOT... -- COMMAND [ARG...]",
     discussion: """
       Walks each ROOT once, as list does, then runs COMMAND in a private mount namespace where \
       each ROOT, at its own path, is a read-only overlayfs that hides every excluded item: no \
@@ -25,9 +26,24 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       as before. Nothing is mounted in the caller's namespace and nothing is written to disk: \
       the view vanishes with COMMAND, even when it is killed.
 
+      With --snapshot (btrfs), each ROOT is first frozen: a read-only snapshot of the btrfs \
+      subvolume that holds it (one for the ROOTs on one subvolume) is walked instead of the \
+      live tree and shown at ROOT's own path, so COMMAND sees one instant of each ROOT, \
+      without what was marked at that instant, and nothing that changes while it runs: a \
+      consistent backup, marks or not. What is mounted below a ROOT, and a subvolume inside \
+      it, shows as the empty directory the snapshot holds. The snapshot is kept in \
+      SUBVOLUME/.skipbackup-snapshots, which the view hides, and deleted when COMMAND ends; \
+      one left by a run that was killed is deleted by the next run --snapshot on that \
+      subvolume. Root may snapshot any subvolume; anyone else only their own, on a \
+      filesystem mounted with user_subvol_rm_allowed. A ROOT that cannot be snapshotted (not \
+      btrfs, read-only, full) is an error, and COMMAND does not run.
+
       The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
       directory, the standard streams and the signals; the exit status is COMMAND's, and a \
-      shell reports a signal as 128+N. When HOME is inside a ROOT, the XDG_CACHE_HOME, \
+      shell reports a signal as 128+N. With --snapshot, COMMAND runs as its child instead, \
+      with the same streams, environment and directory; skipbackup passes on the signals other \
+      processes send it, dies with COMMAND's status or signal, and takes COMMAND along when it \
+      is killed. When HOME is inside a ROOT, the XDG_CACHE_HOME, \
       XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_DATA_HOME that fall inside it point at the real \
       directories, through /proc/self/fd/N of the real HOME, so that the tools keep their real \
       caches and keys while the backup reads the view. As root it works on any tree; anyone else runs in a user \
@@ -57,6 +73,12 @@ struct RunCommand: ParsableCommand, MountPointHelp {
 
   @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
   var sweep = false
+
+  @Flag(
+    help: ArgumentHelp(
+      "Take a read-only btrfs snapshot of the subvolume that holds each ROOT, and show COMMAND "
+        + "the snapshot, at ROOT's own path, without what was marked at that instant."))
+  var snapshot = false
 
   @OptionGroup var quiet: QuietOption
 
@@ -118,16 +140,29 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     if case .user = privilege { refuseCoveredMounts(viewRoots, diagnostics) }
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
+    // The snapshots, once the sweep has marked what it marks: from here on
+    // each ROOT is read in its snapshot.
+    let snapshots = try snapshot ? takeSnapshots(&viewRoots, diagnostics) : nil
+
     for index in viewRoots.indices {
       for visitor in run.visitors {
-        visitor.rootLength = viewRoots[index].path.bytes.count
+        visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
-      run.walk(viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
+      run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
-      let sorted = run.visitors.flatMap(\.hidden).sorted { $0.lexicographicallyPrecedes($1) }
+      var found = run.visitors.flatMap(\.hidden)
+      // A subvolume's root shows no snapshot directory, nor anything marked in it.
+      if let snapshots, snapshots.roots[index].inside.isEmpty {
+        let name = SnapshotDirectory.name
+        found.removeAll {
+          $0.starts(with: name) && ($0.count == name.count || $0[name.count] == 0x2F)
+        }
+        found.append(name)
+      }
+      let sorted = found.sorted { $0.lexicographicallyPrecedes($1) }
       var hidden: [[UInt8]] = []
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
@@ -152,10 +187,16 @@ struct RunCommand: ParsableCommand, MountPointHelp {
             + "them or their marks, or give the directories below / as ROOTs; nothing was run")
       }
     }
-    // A ROOT's view is mounted before the view of a ROOT inside it.
-    viewRoots = addMountPoints(viewRoots, diagnostics)
+    // A ROOT's view is mounted before the view of a ROOT inside it. A
+    // snapshot holds no mount: what is mounted below a ROOT shows as the
+    // directory it is mounted on, as the snapshot has it.
+    if snapshots == nil { viewRoots = addMountPoints(viewRoots, diagnostics) }
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw ExitCode.failure }
+
+    if let snapshots {
+      try superviseCommand(deleting: snapshots, diagnostics)
+    }
 
     do throws(SkipBackupError) {
       try MountNamespace.enter(privilege)
@@ -178,7 +219,15 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       // caller's namespace only) and before anything is mounted there.
       var reals: [CInt] = []
       for (index, root) in viewRoots.enumerated() {
-        if let owner = owners[index] {
+        if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
+          // From its own snapshot, which may not be the one above it (the
+          // ROOTs are in mount order now, not as given).
+          let snapshot = snapshots.snapshots[frozen.snapshot]
+          let top = try snapshot.reopen()
+          let real = try FileItem.openDirectory(frozen.inside, below: top, rootPath: snapshot.path)
+          if real != top { _ = system_close(top) }
+          reals.append(real)
+        } else if let owner = owners[index] {
           reals.append(
             try FileItem.openDirectory(
               inside(index, owner), below: reals[owner], rootPath: viewRoots[owner].path))
@@ -226,6 +275,43 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     throw ExitCode(
       CommandLaunch.exec(commandArguments.map(RawArguments.bytes), diagnostics: diagnostics))
+  }
+
+  /// Takes the snapshots of the ROOTs' subvolumes (``SnapshotSet``), and
+  /// points each ROOT's view at its snapshot.
+  private func takeSnapshots(_ roots: inout [ViewRoot], _ diagnostics: Diagnostics) throws
+    -> SnapshotSet
+  {
+    do throws(SkipBackupError) {
+      let snapshots = try SnapshotSet(roots.map(\.path), privilege: .current)
+      for (index, frozen) in snapshots.roots.enumerated() { roots[index].real = frozen.real }
+      return snapshots
+    } catch {
+      diagnostics.report(Snapshot.explain(error))
+      throw ExitCode.failure
+    }
+  }
+
+  /// With snapshots, COMMAND runs as a child (``SupervisedCommand``), and
+  /// this process deletes the snapshots when it ends and then ends as it
+  /// did; this returns only in the child, which goes on to make the view
+  /// and become COMMAND.
+  private func superviseCommand(deleting snapshots: SnapshotSet, _ diagnostics: Diagnostics)
+    throws
+  {
+    do throws(SkipBackupError) {
+      switch try SupervisedCommand.fork() {
+      case .supervisor(let pid):
+        let status = SupervisedCommand.wait(for: pid)
+        snapshots.delete(diagnostics)
+        SupervisedCommand.end(as: status)
+      case .command:
+        try snapshots.holdForCommand()
+      }
+    } catch {
+      diagnostics.report(Snapshot.explain(error))
+      throw ExitCode.failure
+    }
   }
 
   /// Runs `skipbackup sweep` on the ROOTs, its report on standard error:

@@ -1,0 +1,313 @@
+import SkipBackupCore
+import SkipBackupWalk
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The btrfs subvolume that holds a ROOT: a snapshot is of a whole
+/// subvolume, taken from its root directory, which has inode 256 (the
+/// kernel's `BTRFS_FIRST_FREE_OBJECTID`; fs/btrfs/ioctl.c refuses any other
+/// source with `EINVAL`). A subvolume nested inside has a device of its
+/// own, so the nearest directory at or above ROOT with inode 256, on ROOT's
+/// device and reached through ROOT's mount, is its subvolume's root.
+struct BtrfsSubvolume {
+  /// The subvolume's root directory, as this namespace reaches it.
+  let root: FilePath
+  /// The mount through which it is reached, for its options.
+  let mountID: UInt64
+
+  /// The subvolume that holds `path` (canonical, a directory), and `path`
+  /// below its root ("" for the root itself).
+  static func holding(_ path: FilePath) throws(SkipBackupError) -> (BtrfsSubvolume, [UInt8]) {
+    let start = try ItemPlace(of: path)
+    var candidate = path.bytes
+    var place = start
+    while place.inode != SnapshotFlag.subvolumeRootInode {
+      // Above ROOT's mount, or on another device, before any subvolume root:
+      // the subvolume's root is not mounted here.
+      guard candidate.count > 1, let slash = candidate.lastIndex(of: UInt8(ascii: "/")) else {
+        throw SkipBackupError(refusing: .subvolumeRootUnreachable, path: path)
+      }
+      candidate = slash == 0 ? [UInt8(ascii: "/")] : Array(candidate[..<slash])
+      place = try ItemPlace(of: FilePath(bytes: candidate))
+      guard place.sharesMount(with: start) else {
+        throw SkipBackupError(refusing: .subvolumeRootUnreachable, path: path)
+      }
+    }
+    let skip = candidate.count == 1 ? 1 : candidate.count + 1
+    let inside = path.bytes.count > candidate.count ? Array(path.bytes[skip...]) : []
+    return (BtrfsSubvolume(root: FilePath(bytes: candidate), mountID: start.mountID), inside)
+  }
+
+  /// Refuses an ordinary user a snapshot that could not be deleted: the
+  /// kernel lets anyone but root delete a subvolume only on a filesystem
+  /// mounted with `user_subvol_rm_allowed` (fs/btrfs/ioctl.c,
+  /// btrfs_ioctl_snap_destroy), which /proc/self/mountinfo lists among the
+  /// filesystem's own options (the field after the " - " separator's two).
+  func requireUserDeletion(naming root: FilePath) throws(SkipBackupError) {
+    let text = try MountTable.read()
+    let identifier = Array(String(mountID).utf8)
+    for line in text.split(separator: UInt8(ascii: "\n")) {
+      let fields = line.split(separator: UInt8(ascii: " "))
+      guard fields.first.map(Array.init) == identifier,
+        let separator = fields.firstIndex(where: { $0.elementsEqual("-".utf8) }),
+        separator + 3 < fields.endIndex
+      else { continue }
+      let options = fields[separator + 3].split(separator: UInt8(ascii: ","))
+      if options.contains(where: { $0.elementsEqual("user_subvol_rm_allowed".utf8) }) { return }
+      break
+    }
+    throw SkipBackupError(refusing: .snapshotDeletionNotAllowed, path: root)
+  }
+}
+
+/// Where `run --snapshot` keeps its snapshots of a subvolume: the
+/// directory `.skipbackup-snapshots` at the subvolume's root (a snapshot
+/// must be made on the same filesystem, and the subvolume's root is the one
+/// place of it that its owner can write and that every namespace that
+/// reaches ROOT reaches), mode 0700, owned by the user who runs. The view of
+/// the subvolume's root hides it.
+///
+/// Each run's snapshot is `run-PID-N`, beside its lock file `run-PID-N.lock`,
+/// which the run holds shared (flock(2)) from before the snapshot is made
+/// until it is deleted, and which COMMAND holds too (``holdForCommand(_:)``),
+/// so that the lock is free only when no process that may read the snapshot
+/// is left, however they ended. A lock file that can be taken exclusively
+/// therefore belongs to a run that is over: its snapshot is deleted by the
+/// next run on the subvolume, and nothing else in the directory is ever
+/// touched. Making a snapshot and deleting leftovers happen under the
+/// directory's own lock `lock`, so that no run deletes another's
+/// snapshot between the moment its lock file is made and the moment it is
+/// held.
+package struct SnapshotDirectory: ~Copyable {
+  package static let name = Array(".skipbackup-snapshots".utf8)
+  private static let prefix = Array("run-".utf8)
+  private static let lockSuffix = Array(".lock".utf8)
+
+  /// The directory's path.
+  let path: FilePath
+  /// The directory, open.
+  let descriptor: CInt
+
+  /// Opens the directory of `subvolume`, made if missing; `root` is the
+  /// ROOT messages name.
+  init(in subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError) {
+    path = subvolume.root.appending(bytes: Self.name)
+    let name = FilePath(bytes: Self.name)
+    let source = try Self.openSubvolume(subvolume.root)
+    defer { _ = system_close(source) }
+    switch valueOrErrno({ name.withCString { system_mkdirat(source, $0, 0o700) } }) {
+    case .success, .failure(.fileExists): break
+    case .failure(let errno): throw SkipBackupError(.mkdirat, errno, path: path)
+    }
+    let opened = try check(.openat, path) {
+      name.withCString {
+        system_openat(source, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+    var status = stat()
+    do throws(SkipBackupError) {
+      try check(.fstat, path) { system_fstat(opened, &status) }
+      guard status.st_uid == system_geteuid() else {
+        throw SkipBackupError(refusing: .snapshotDirectoryOfAnother, path: path)
+      }
+    } catch {
+      _ = system_close(opened)
+      throw error
+    }
+    descriptor = opened
+  }
+
+  deinit { _ = system_close(descriptor) }
+
+  /// Opens a subvolume's root for reading, as the snapshot ioctl needs its
+  /// source (an `O_PATH` descriptor is refused there).
+  private static func openSubvolume(_ root: FilePath) throws(SkipBackupError) -> CInt {
+    try check(.openat, root) {
+      root.withCString {
+        system_openat(
+          MountFlag.atWorkingDirectory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+  }
+
+  /// Deletes what earlier runs left, then takes a read-only snapshot of
+  /// `subvolume` under a new name, held. Returns the name and the lock.
+  func takeSnapshot(of subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError)
+    -> (name: [UInt8], lock: CInt)
+  {
+    let guardLock = try lockDirectory()
+    defer { _ = system_close(guardLock) }
+    try deleteLeftovers()
+    let source = try Self.openSubvolume(subvolume.root)
+    defer { _ = system_close(source) }
+    // The one moment the snapshot is of: ROOT's path must still lead to
+    // the subvolume's root that was found.
+    var status = stat()
+    try check(.fstat, subvolume.root) { system_fstat(source, &status) }
+    guard UInt64(status.st_ino) == SnapshotFlag.subvolumeRootInode else {
+      throw SkipBackupError(refusing: .movedWhileSnapshotted, path: root)
+    }
+    var number = 0
+    while true {
+      let name = Self.prefix + Array("\(system_getpid())-\(number)".utf8)
+      let lockName = FilePath(bytes: name + Self.lockSuffix)
+      let result = valueOrErrno {
+        lockName.withCString {
+          system_openat(
+            descriptor, $0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
+      }
+      switch result {
+      case .failure(.fileExists):
+        number += 1
+        continue
+      case .failure(let errno):
+        throw SkipBackupError(.openat, errno, path: path.appending(bytes: lockName.bytes))
+      case .success(let lock):
+        do throws(SkipBackupError) {
+          try check(.flock, path.appending(bytes: lockName.bytes)) { system_flock(lock, LOCK_SH) }
+          let cName = name.map { CChar(bitPattern: $0) } + [0]
+          try check(.btrfsSnapshotCreate, root) {
+            cName.withUnsafeBufferPointer {
+              system_btrfsSnapshotCreate(descriptor, source, $0.baseAddress!, true)
+            }
+          }
+        } catch {
+          _ = lockName.withCString { system_unlinkat(descriptor, $0, 0) }
+          _ = system_close(lock)
+          throw error
+        }
+        return (name, lock)
+      }
+    }
+  }
+
+  /// Opens the snapshot `name`'s root.
+  func openSnapshot(_ name: [UInt8], naming root: FilePath) throws(SkipBackupError) -> CInt {
+    let snapshot = FilePath(bytes: name)
+    return try check(.openat, path.appending(bytes: name)) {
+      snapshot.withCString {
+        system_openat(
+          descriptor, $0, MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+  }
+
+  /// Takes the snapshot `name`'s lock once more, on a descriptor of its own
+  /// that is not closed on exec: COMMAND, and whatever it starts, hold it.
+  func holdForCommand(_ name: [UInt8]) throws(SkipBackupError) {
+    let lockName = FilePath(bytes: name + Self.lockSuffix)
+    let lockPath = path.appending(bytes: lockName.bytes)
+    let lock = try check(.openat, lockPath) {
+      lockName.withCString { system_openat(descriptor, $0, O_RDONLY | O_NOFOLLOW, 0) }
+    }
+    try check(.flock, lockPath) { system_flock(lock, LOCK_SH) }
+  }
+
+  /// Deletes this run's snapshot `name`, whose lock `lock` it holds, unless
+  /// another process (one COMMAND left running) holds it too: then `false`.
+  func deleteOwn(_ name: [UInt8], lock: CInt) throws(SkipBackupError) -> Bool {
+    let lockPath = path.appending(bytes: name + Self.lockSuffix)
+    switch valueOrErrno({ system_flock(lock, LOCK_EX | LOCK_NB) }) {
+    case .success: break
+    case .failure(.wouldBlock): return false
+    case .failure(let errno): throw SkipBackupError(.flock, errno, path: lockPath)
+    }
+    try delete(name)
+    return true
+  }
+
+  /// Takes the directory's own lock, waiting for a run that is making its
+  /// snapshot or deleting leftovers.
+  private func lockDirectory() throws(SkipBackupError) -> CInt {
+    let lockPath = path.appending(bytes: Array("lock".utf8))
+    let lock = try check(.openat, lockPath) {
+      system_openat(descriptor, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    }
+    do {
+      try check(.flock, lockPath) { system_flock(lock, LOCK_EX) }
+    } catch {
+      _ = system_close(lock)
+      throw error
+    }
+    return lock
+  }
+
+  /// Deletes each snapshot whose lock file no process holds: its run is
+  /// over. Only names of this scheme are looked at.
+  private func deleteLeftovers() throws(SkipBackupError) {
+    let listing = try check(.openat, path) {
+      system_openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+    }
+    defer { _ = system_close(listing) }
+    let names: [[UInt8]]
+    switch directoryNames(listing) {
+    case .success(let found): names = found
+    case .failure(let errno): throw SkipBackupError(.getdents64, errno, path: path)
+    }
+    for lockName in names
+    where lockName.starts(with: Self.prefix) && lockName.count > Self.lockSuffix.count
+      && lockName.suffix(Self.lockSuffix.count).elementsEqual(Self.lockSuffix)
+    {
+      let lockPath = path.appending(bytes: lockName)
+      let cName = lockName.map { CChar(bitPattern: $0) } + [0]
+      let lock = try check(.openat, lockPath) {
+        cName.withUnsafeBufferPointer {
+          system_openat(descriptor, $0.baseAddress!, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
+        }
+      }
+      defer { _ = system_close(lock) }
+      switch valueOrErrno({ system_flock(lock, LOCK_EX | LOCK_NB) }) {
+      case .success: try delete(Array(lockName.dropLast(Self.lockSuffix.count)))
+      case .failure(.wouldBlock): continue
+      case .failure(let errno): throw SkipBackupError(.flock, errno, path: lockPath)
+      }
+    }
+  }
+
+  /// Deletes the snapshot `name` (when it is there) and then its lock file.
+  /// Its read-only flag is cleared first: the kernel asks an ordinary user
+  /// for write access to the snapshot's root (btrfs_permission answers
+  /// `EROFS` for a read-only subvolume), and asks root nothing.
+  private func delete(_ name: [UInt8]) throws(SkipBackupError) {
+    let snapshotPath = path.appending(bytes: name)
+    let cName = name.map { CChar(bitPattern: $0) } + [0]
+    let opened = valueOrErrno {
+      cName.withUnsafeBufferPointer {
+        system_openat(
+          descriptor, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+    switch opened {
+    case .failure(.noSuchFileOrDirectory): break
+    case .failure(let errno): throw SkipBackupError(.openat, errno, path: snapshotPath)
+    case .success(let snapshot):
+      defer { _ = system_close(snapshot) }
+      var status = stat()
+      try check(.fstat, snapshotPath) { system_fstat(snapshot, &status) }
+      // Only a subvolume: anything else of that name is not this scheme's.
+      guard UInt64(status.st_ino) == SnapshotFlag.subvolumeRootInode else { return }
+      var flags: UInt64 = 0
+      try check(.btrfsSubvolumeGetFlags, snapshotPath) {
+        system_btrfsSubvolumeGetFlags(snapshot, &flags)
+      }
+      if flags & SnapshotFlag.readOnly != 0 {
+        try check(.btrfsSubvolumeSetFlags, snapshotPath) {
+          system_btrfsSubvolumeSetFlags(snapshot, flags & ~SnapshotFlag.readOnly)
+        }
+      }
+      try check(.btrfsSnapshotDestroy, snapshotPath) {
+        cName.withUnsafeBufferPointer { system_btrfsSnapshotDestroy(descriptor, $0.baseAddress!) }
+      }
+    }
+    let lockName = FilePath(bytes: name + Self.lockSuffix)
+    try check(.unlinkat, path.appending(bytes: lockName.bytes)) {
+      lockName.withCString { system_unlinkat(descriptor, $0, 0) }
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import SkipBackupCore
+import SkipBackupReport
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The filesystems whose instant `run --snapshot` can freeze: a closed set,
+/// each kind one case with its own branch in each step (find what holds a
+/// ROOT, take, delete). Only btrfs is built and tested here.
+///
+/// Two more would each be one case:
+/// - LVM thin: the logical volume holding ROOT (from its `st_dev`, through
+///   /sys/dev/block/MAJ:MIN/dm/name), a thin snapshot of it
+///   (`lvcreate -s -n NAME VG/LV`, device-mapper's thin target; needs root
+///   and free room in the thin pool), activated with `-K`, mounted
+///   read-only (with `nouuid` for XFS) inside the private namespace only,
+///   on a directory of its own, then removed (`lvremove`) after COMMAND.
+///   The lock and name scheme of ``SnapshotDirectory`` carries over, the
+///   lock kept in /run/skipbackup rather than on the volume.
+/// - ZFS: the dataset holding ROOT (its mount's source in mountinfo), a
+///   snapshot `DATASET@skipbackup-run-PID-N` (`zfs snapshot`, or the
+///   `ZFS_IOC_SNAPSHOT` ioctl on /dev/zfs; root, or `zfs allow snapshot,
+///   destroy,mount`), read at DATASET's mount point
+///   `.zfs/snapshot/NAME`, which ZFS mounts on first access, and
+///   destroyed after COMMAND (`zfs destroy`).
+/// Neither device-mapper nor ZFS is in the kernel these tests run on.
+package enum SnapshotKind: Equatable {
+  /// A read-only snapshot of the btrfs subvolume that holds the ROOT.
+  case btrfs
+
+  /// The kind that can freeze the filesystem `root` is on.
+  static func of(_ root: FilePath) throws(SkipBackupError) -> SnapshotKind {
+    switch try filesystemType(at: root) {
+    case SnapshotFlag.btrfsMagic: return .btrfs
+    default: throw SkipBackupError(refusing: .notOnASnapshottingFilesystem, path: root)
+    }
+  }
+}
+
+/// One ROOT as `run --snapshot` shows it: the view is mounted at `path`,
+/// and reads `real`, the ROOT's directory in its snapshot.
+package struct FrozenRoot {
+  /// The ROOT's canonical path, where its view is mounted.
+  package let path: FilePath
+  /// The ROOT in its snapshot: what the walk reads and the view shows.
+  package let real: FilePath
+  /// Which of the run's snapshots holds it.
+  package let snapshot: Int
+  /// The ROOT below the snapshot's root, "" for the root itself.
+  package let inside: [UInt8]
+}
+
+/// The snapshots one run takes: one for each subvolume that holds a ROOT,
+/// taken in the order of the ROOTs, each after the snapshots that earlier
+/// runs left behind were deleted. Each is deleted by ``delete(_:)`` after
+/// COMMAND; one left by a run that was killed is deleted by the next run on
+/// that subvolume (``SnapshotDirectory``).
+package final class SnapshotSet {
+  package private(set) var snapshots: [Snapshot] = []
+
+  /// Freezes each of `roots` (canonical directories), as `privilege` may.
+  /// Several ROOTs on one subvolume share its snapshot.
+  package init(_ roots: [FilePath], privilege: MountNamespace.Privilege) throws(SkipBackupError) {
+    var frozen: [FrozenRoot] = []
+    for root in roots {
+      switch try SnapshotKind.of(root) {
+      case .btrfs:
+        let (subvolume, inside) = try BtrfsSubvolume.holding(root)
+        let index: Int
+        if let shared = snapshots.firstIndex(where: { $0.source == subvolume.root }) {
+          index = shared
+        } else {
+          snapshots.append(try Snapshot(of: subvolume, for: root, privilege: privilege))
+          index = snapshots.count - 1
+        }
+        frozen.append(
+          FrozenRoot(
+            path: root, real: snapshots[index].path.appending(bytes: inside), snapshot: index,
+            inside: inside))
+        try snapshots[index].confirm(inside, holds: root)
+      }
+    }
+    self.roots = frozen
+  }
+
+  /// Each ROOT, in the order given.
+  package let roots: [FrozenRoot]
+
+  /// In COMMAND's process: holds each snapshot for as long as COMMAND, or
+  /// anything it leaves running, may read it.
+  package func holdForCommand() throws(SkipBackupError) {
+    for snapshot in snapshots { try snapshot.holdForCommand() }
+  }
+
+  /// Deletes every snapshot, after COMMAND ended; reports each that stays.
+  package func delete(_ diagnostics: Diagnostics) {
+    for snapshot in snapshots {
+      do throws(SkipBackupError) {
+        if try !snapshot.delete() {
+          diagnostics.note(
+            "\(snapshot.path.escapedDescription): this snapshot stays while a process "
+              + "COMMAND started still holds it; the next run --snapshot on "
+              + "\(snapshot.source.escapedDescription) deletes it")
+        }
+      } catch {
+        diagnostics.report(Snapshot.explain(error))
+      }
+    }
+  }
+}
+
+/// One snapshot a run took, of the subvolume `source`, at `path`; held
+/// (the lock of ``SnapshotDirectory``) until it is deleted or the process
+/// ends.
+package final class Snapshot {
+  package let kind: SnapshotKind
+  /// The live directory it is a snapshot of: the subvolume's root.
+  package let source: FilePath
+  /// Where the snapshot is: `SOURCE/.skipbackup-snapshots/NAME`.
+  package let path: FilePath
+  /// The snapshot's root, open.
+  package let descriptor: CInt
+  private let directory: SnapshotDirectory
+  private let name: [UInt8]
+  /// This run's lock on the snapshot, shared.
+  private let lock: CInt
+
+  fileprivate init(
+    of subvolume: BtrfsSubvolume, for root: FilePath, privilege: MountNamespace.Privilege
+  ) throws(SkipBackupError) {
+    if case .user = privilege { try subvolume.requireUserDeletion(naming: root) }
+    kind = .btrfs
+    source = subvolume.root
+    directory = try SnapshotDirectory(in: subvolume, naming: root)
+    (name, lock) = try directory.takeSnapshot(of: subvolume, naming: root)
+    path = directory.path.appending(bytes: name)
+    descriptor = try directory.openSnapshot(name, naming: root)
+  }
+
+  deinit {
+    _ = system_close(descriptor)
+    _ = system_close(lock)
+  }
+
+  /// Checks that the snapshot holds `root` at `inside`: the same inode
+  /// (btrfs keeps inode numbers in a snapshot), so that a ROOT renamed or
+  /// replaced while its snapshot was taken is refused.
+  func confirm(_ inside: [UInt8], holds root: FilePath) throws(SkipBackupError) {
+    let real = try FileItem.openDirectory(inside, below: descriptor, rootPath: path)
+    defer { if real != descriptor { _ = system_close(real) } }
+    var frozen = stat()
+    try check(.fstat, path.appending(bytes: inside)) { system_fstat(real, &frozen) }
+    let live = try FileItem(path: root, followSymbolicLinks: false).status()
+    guard frozen.st_ino == live.st_ino else {
+      throw SkipBackupError(refusing: .movedWhileSnapshotted, path: root)
+    }
+  }
+
+  /// Opens the snapshot's root again by its path, in a new mount namespace:
+  /// overlayfs takes a layer only from the caller's namespace (Linux 6.18
+  /// answers `EINVAL` for a directory opened before unshare(2)). Refused
+  /// unless it is the snapshot opened before (same device and inode).
+  package func reopen() throws(SkipBackupError) -> CInt {
+    let opened = try check(.openat, path) {
+      path.withCString {
+        system_openat(
+          MountFlag.atWorkingDirectory, $0,
+          MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+    var now = stat()
+    var before = stat()
+    do throws(SkipBackupError) {
+      try check(.fstat, path) { system_fstat(opened, &now) }
+      try check(.fstat, path) { system_fstat(descriptor, &before) }
+      guard now.st_dev == before.st_dev, now.st_ino == before.st_ino else {
+        throw SkipBackupError(.openat, .notDirectory, path: path)
+      }
+    } catch {
+      _ = system_close(opened)
+      throw error
+    }
+    return opened
+  }
+
+  /// See ``SnapshotSet/holdForCommand()``.
+  func holdForCommand() throws(SkipBackupError) {
+    try directory.holdForCommand(name)
+  }
+
+  /// Deletes the snapshot, unless a process COMMAND started still holds it
+  /// (then `false`: the next run deletes it).
+  func delete() throws(SkipBackupError) -> Bool {
+    try directory.deleteOwn(name, lock: lock)
+  }
+
+  /// One line for a failure to take, read or delete a snapshot.
+  package static func explain(_ error: SkipBackupError) -> String {
+    guard let call = error.call, let errno = error.errno else { return error.description }
+    let path = error.path.escapedDescription
+    let detail = "(\(call): \(errno.description))"
+    switch (call, errno) {
+    case (.btrfsSnapshotCreate, .readOnlyFileSystem):
+      return
+        "\(path): its btrfs filesystem or subvolume is read-only, so no snapshot can be taken in it \(detail); nothing was run"
+    case (.btrfsSnapshotCreate, .noSpace):
+      return
+        "\(path): no space left on its btrfs filesystem for a snapshot \(detail); nothing was run"
+    case (.btrfsSnapshotCreate, .notPermitted), (.btrfsSnapshotCreate, .permissionDenied):
+      return
+        "\(path): only the owner of the btrfs subvolume that holds it, or root, may snapshot it \(detail); nothing was run"
+    case (.btrfsSnapshotCreate, _):
+      return "\(path): cannot take a btrfs snapshot \(detail); nothing was run"
+    case (.btrfsSnapshotDestroy, _), (.btrfsSubvolumeSetFlags, _), (.btrfsSubvolumeGetFlags, _):
+      return
+        "\(path): this snapshot could not be deleted \(detail); the next run --snapshot on its subvolume tries again"
+    default:
+      return error.description
+    }
+  }
+}

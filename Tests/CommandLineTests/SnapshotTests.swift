@@ -1,0 +1,428 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// btrfs-progs, which `scripts/deps test` installs, is not there.
+struct MissingBtrfsProgs: Error, CustomStringConvertible {
+  var result: ProcessResult
+  var description: String { "mkfs.btrfs is missing: scripts/deps test installs btrfs-progs" }
+}
+
+/// A btrfs filesystem of a test's own: a sparse 512 MiB image, made with
+/// mkfs.btrfs and loop-mounted at DIRECTORY/mnt with `options`; unmounted
+/// (lazily, so that a process a failed test left cannot keep it) when the
+/// test is done, which frees the loop device.
+final class BtrfsImage {
+  let directory: TemporaryDirectory
+  /// Where the filesystem is mounted.
+  let mountPoint: String
+  private var mounts: [String] = []
+
+  init(options: [String] = []) throws {
+    let found = run(["sh", "-c", "command -v mkfs.btrfs"])
+    guard found.status == 0 else { throw MissingBtrfsProgs(result: found) }
+    directory = try TemporaryDirectory(prefix: "skipbackup-btrfs")
+    let image = directory.path + "/image"
+    mountPoint = directory.path + "/mnt"
+    try check(run(["truncate", "-s", "512M", Argument(image)]))
+    try check(run(["mkfs.btrfs", "-q", Argument(image)]))
+    Make.directory(Bytes(mountPoint))
+    try check(
+      run(
+        [
+          "mount", "-o", Argument((["loop"] + options).joined(separator: ",")), Argument(image),
+          Argument(mountPoint),
+        ]))
+    mounts.append(mountPoint)
+  }
+
+  deinit {
+    for mount in mounts.reversed() { _ = run(["umount", "-l", Argument(mount)]) }
+  }
+
+  /// Creates the subvolume `name` at the top, owned by `owner` (user:group).
+  @discardableResult
+  func subvolume(_ name: String, owner: String? = nil) throws -> String {
+    let path = mountPoint + "/" + name
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(path)]))
+    if let owner { try check(run(["chown", Argument(owner), Argument(path)])) }
+    return path
+  }
+
+  /// Mounts the same filesystem a second time, at `path`: its files as
+  /// they are, under no view.
+  func bind(at path: String) throws {
+    Make.directory(Bytes(path))
+    try check(run(["mount", "--bind", Argument(mountPoint), Argument(path)]))
+    mounts.append(path)
+  }
+
+  /// `btrfs subvolume list`: every subvolume and snapshot, with its id and
+  /// path (not its generation, which every transaction moves on).
+  func subvolumes() throws -> [String] {
+    try check(run(["btrfs", "subvolume", "list", Argument(mountPoint)])).lines.map { line in
+      let words = line.split(separator: " ")
+      guard words.count > 3, words[2] == "gen" else { return line }
+      return (words[..<2] + words[4...]).joined(separator: " ")
+    }
+  }
+}
+
+/// `skipbackup run --snapshot`: COMMAND sees one instant of each ROOT,
+/// from a read-only btrfs snapshot deleted after it, with exactly what
+/// `list --included` listed then; a refusal is one line before COMMAND.
+@Suite(.serialized) struct SnapshotTests {
+  /// A tricky tree copied (attributes and all) into the subvolume `sv` of a
+  /// fresh image: ROOT is `MNT/sv/root`, inside the subvolume.
+  private func trickyTreeOnBtrfs(options: [String] = []) throws -> (BtrfsImage, String) {
+    let image = try BtrfsImage(options: options)
+    let tree = try TrickyTree()
+    let subvolume = try image.subvolume("sv")
+    try check(run(["cp", "-a", Argument(tree.root), Argument(subvolume + "/root")]))
+    return (image, subvolume + "/root")
+  }
+
+  @Test(arguments: RunTests.Plain.allCases)
+  func aBackupThroughTheSnapshotHoldsExactlyTheIncludedSet(tool: RunTests.Plain) throws {
+    let (image, root) = try trickyTreeOnBtrfs()
+    let place = try BackupPlace()
+    try place.prepare(tool.tool)
+    let listed = try listedIncluded(root)
+    let subvolumes = try image.subvolumes()
+    let result = place.shell(
+      #"skipbackup run -q --snapshot "$ROOT" -- "# + tool.command, root: root, in: place.work)
+    try #require(result.status == 0, "\(result)")
+    #expect(listed.count > 200)
+    let backup = try place.backedUp(
+      by: tool.tool, root: root, absoluteRoot: root, ranIn: place.work)
+    let exact = backup == listed
+    #expect(exact, "\(tool) through the snapshot: \(difference(backup, listed))")
+    #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+    #expect(!mountInfo().contains(image.mountPoint + "/"), "a mount is left")
+  }
+
+  @Test func duplicityThroughTheSnapshotHoldsExactlyTheIncludedSet() throws {
+    let (image, root) = try trickyTreeOnBtrfs()
+    let place = try BackupPlace()
+    let listed = try listedIncluded(root)
+    let backup = place.shell(
+      #"skipbackup run -q --snapshot "$ROOT" -- duplicity --no-encryption --archive-dir "$PWD/archive" full "$ROOT" "file://$PWD/duplicity""#,
+      root: root, in: place.work)
+    try #require(backup.status == 0, "\(backup)")
+    let restore = place.shell(
+      #"duplicity --no-encryption --archive-dir "$PWD/archive" restore "file://$PWD/duplicity" "$PWD/restore""#,
+      root: root, in: place.work)
+    try #require(restore.status == 0, "\(restore)")
+    let restored = try pathSet(under: Bytes(place.work + "/restore"))
+    #expect(restored == listed, "duplicity: \(difference(restored, listed))")
+    withExtendedLifetime(image) {}
+  }
+
+  @Test func borgTwoThroughTheSnapshotHoldsExactlyTheIncludedSet() throws {
+    let borg = try borg2Path()
+    let (image, root) = try trickyTreeOnBtrfs()
+    let place = try BackupPlace()
+    let environment = [
+      "BORG_REPO": place.work + "/borg2", "BORG_PASSPHRASE": "",
+      "BORG_BASE_DIR": place.work + "/borg2-base",
+    ]
+    let listed = try listedIncluded(root)
+    try check(run([Argument(borg), "repo-create", "-e", "none"], environment: environment))
+    try check(
+      run(
+        [
+          Argument(skipbackupPath), "run", "-q", "--snapshot", Argument(root), "--",
+          Argument(borg), "create", "frozen", Argument(root),
+        ], environment: environment))
+    let restore = place.work + "/restore"
+    Make.directory(Bytes(restore))
+    try check(
+      run([Argument(borg), "extract", "frozen"], directory: restore, environment: environment))
+    let restored = try pathSet(under: Bytes(restore + root))
+    #expect(restored == listed, "borg 2: \(difference(restored, listed))")
+    withExtendedLifetime(image) {}
+  }
+
+  /// The subvolume's own root as ROOT: the view shows it, without the
+  /// directory that holds the snapshots.
+  @Test func theSubvolumesRootShowsNoSnapshotDirectory() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    Make.directory(Bytes(subvolume + "/d"))
+    Make.file(Bytes(subvolume + "/d/kept"))
+    Make.file(Bytes(subvolume + "/d/secret"))
+    try check(skipbackup("mark", Argument(subvolume + "/d/secret")))
+    for _ in 0..<2 {
+      let result = skipbackup(
+        "run", "-q", "--snapshot", Argument(subvolume), "--", "find", Argument(subvolume))
+      try #require(result.status == 0, "\(result)")
+      #expect(result.lines.sorted() == [subvolume, subvolume + "/d", subvolume + "/d/kept"])
+    }
+  }
+
+  /// Two ROOTs on one subvolume share one snapshot; a ROOT on a subvolume
+  /// nested in another ROOT gets its own, whose view is mounted on the
+  /// empty directory the outer snapshot holds there, whatever the order
+  /// the ROOTs come in; each view hides its own marks.
+  @Test func rootsShareTheSnapshotOfTheirSubvolume() throws {
+    let image = try BtrfsImage()
+    let outer = try image.subvolume("sv")
+    let inner = outer + "/inner"
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(inner)]))
+    for directory in [outer + "/a", outer + "/b", inner + "/c"] {
+      Make.directory(Bytes(directory))
+      Make.file(Bytes(directory + "/kept"))
+      Make.file(Bytes(directory + "/secret"))
+      try check(skipbackup("mark", Argument(directory + "/secret")))
+    }
+    let subvolumes = try image.subvolumes()
+    let shared = skipbackup(
+      "run", "-q", "--snapshot", Argument(outer + "/a"), Argument(outer + "/b"), "--", "sh", "-c",
+      Argument(#"btrfs subvolume list "$1" | grep -c skipbackup-snapshots; find "$2" "$3""#), "sh",
+      Argument(image.mountPoint), Argument(outer + "/a"), Argument(outer + "/b"))
+    try #require(shared.status == 0, "\(shared)")
+    #expect(
+      shared.lines == ["1", outer + "/a", outer + "/a/kept", outer + "/b", outer + "/b/kept"],
+      "\(shared)")
+    let nested = skipbackup(
+      "run", "-q", "--snapshot", Argument(inner), Argument(outer), "--", "sh", "-c",
+      Argument(#"btrfs subvolume list "$1" | grep -c skipbackup-snapshots; find "$2" | sort"#),
+      "sh", Argument(image.mountPoint), Argument(outer))
+    try #require(nested.status == 0, "\(nested)")
+    #expect(
+      nested.lines == [
+        "2", outer, outer + "/a", outer + "/a/kept", outer + "/b", outer + "/b/kept", inner,
+        inner + "/c", inner + "/c/kept",
+      ], "\(nested)")
+    #expect(try image.subvolumes() == subvolumes)
+  }
+
+  /// A file rewritten and a file created while COMMAND runs (through a
+  /// second mount of the same filesystem, which no view covers) are not
+  /// seen through the snapshot; through the live view they are.
+  @Test func changesWhileCommandRunsAreNotSeen() throws {
+    let (image, root) = try trickyTreeOnBtrfs()
+    let elsewhere = image.directory.path + "/again"
+    try image.bind(at: elsewhere)
+    let live = elsewhere + "/sv/root"
+    let script = #"""
+      echo changed >"$2/files/a"; echo new >"$2/created"
+      cat "$1/files/a"; echo; cat "$1/created" 2>&1 || true
+      """#
+    let frozen = skipbackup(
+      "run", "-q", "--snapshot", Argument(root), "--", "sh", "-c", Argument(script), "sh",
+      Argument(root), Argument(live))
+    try #require(frozen.status == 0, "\(frozen)")
+    #expect(frozen.lines.first == "x", "\(frozen)")
+    #expect(frozen.output.contains("No such file"), "\(frozen)")
+    // The same through the live view: the test can tell.
+    Make.file(Bytes(live + "/files/a"))
+    _ = unlink(live + "/created")
+    let viewed = skipbackup(
+      "run", "-q", Argument(root), "--", "sh", "-c", Argument(script), "sh", Argument(root),
+      Argument(live))
+    try #require(viewed.status == 0, "\(viewed)")
+    #expect(viewed.lines == ["changed", "", "new"], "\(viewed)")
+  }
+
+  /// A directory holding a marked file, renamed back and forth while runs
+  /// start: no run shows the marked file (the live view showed it in 244
+  /// of 512 runs). scripts/torture --only snaprace runs this longer.
+  @Test func aRenameRaceShowsNoMarkedItem() throws {
+    let image = try BtrfsImage()
+    let root = try image.subvolume("sv") + "/root"
+    Make.directory(Bytes(root))
+    Make.directory(Bytes(root + "/a"))
+    Make.file(Bytes(root + "/a/kept"))
+    Make.file(Bytes(root + "/a/secret"))
+    try check(skipbackup("mark", Argument(root + "/a/secret")))
+    let renamer = Process()
+    renamer.executableURL = URL(fileURLWithPath: "/bin/sh")
+    renamer.arguments = [
+      "-c", #"cd "$1" && while :; do mv a b && mv b a; done"#, "sh", root,
+    ]
+    try renamer.run()
+    defer {
+      renamer.terminate()
+      renamer.waitUntilExit()
+    }
+    var leaks: [String] = []
+    var failures: [String] = []
+    for _ in 0..<150 {
+      let result = skipbackup(
+        "run", "-q", "--snapshot", Argument(root), "--", "find", Argument(root), "-name", "secret")
+      if result.status != 0 { failures.append("\(result)") }
+      if !result.output.isEmpty { leaks.append(result.output) }
+    }
+    #expect(leaks.isEmpty, "\(leaks.count) runs showed the marked file: \(leaks.prefix(3))")
+    #expect(failures.isEmpty, "\(failures.count) runs failed: \(failures.prefix(3))")
+  }
+
+  /// SIGKILL to skipbackup's process group at instants from taking the
+  /// snapshot to COMMAND running leaves no mount, and once the killed
+  /// processes are gone, the next run deletes every snapshot they left:
+  /// `btrfs subvolume list` is as before.
+  @Test func aKillLeavesNoMountAndTheNextRunDeletesItsSnapshot() throws {
+    let (image, root) = try trickyTreeOnBtrfs()
+    let subvolumes = try image.subvolumes()
+    let mountsBefore = mountInfo()
+    var left = 0
+    for attempt in 0..<12 {
+      var pid: pid_t = 0
+      var attributes = posix_spawnattr_t()
+      posix_spawnattr_init(&attributes)
+      defer { posix_spawnattr_destroy(&attributes) }
+      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+      posix_spawnattr_setpgroup(&attributes, 0)
+      let words: [String] = [skipbackupPath, "run", "-q", "--snapshot", root, "--", "sleep", "30"]
+      let argv = words.map { strdup($0) }
+      defer { for argument in argv { free(argument) } }
+      var pointers = argv + [nil]
+      try #require(posix_spawn(&pid, skipbackupPath, nil, &attributes, &pointers, environ) == 0)
+      // From 0 (taking the snapshot, walking it) to 110 ms (COMMAND running).
+      usleep(useconds_t(attempt * 10_000))
+      kill(-pid, SIGKILL)
+      var status: Int32 = 0
+      waitpid(pid, &status, 0)
+      #expect(status & 0x7F == SIGKILL)
+      if try image.subvolumes().count > subvolumes.count { left += 1 }
+    }
+    #expect(mountInfo() == mountsBefore)
+    // Every process that held a snapshot is gone once its lock is free
+    // (flock waits for that; it does not poll).
+    let locks = try check(
+      run([
+        "sh", "-c",
+        #"for lock in "$1"/.skipbackup-snapshots/run-*.lock; do [ -e "$lock" ] && flock "$lock" true; done; true"#,
+        "sh", Argument(image.mountPoint + "/sv"),
+      ]))
+    _ = locks
+    let next = skipbackup("run", "-q", "--snapshot", Argument(root), "--", "true")
+    #expect(next.status == 0, "\(next)")
+    #expect(try image.subvolumes() == subvolumes, "snapshots left: \(left) of 12 kills")
+    #expect(!mountInfo().contains(image.mountPoint + "/"))
+  }
+
+  /// The exit status and a signal that ends COMMAND are skipbackup's too, as
+  /// when skipbackup became COMMAND; a signal sent to skipbackup reaches
+  /// COMMAND; standard input and output are COMMAND's.
+  @Test func theCommandsExitStatusSignalsAndStreamsAreKept() throws {
+    let (image, root) = try trickyTreeOnBtrfs()
+    let exits = shell(#""$SKIPBACKUP" run -q --snapshot "$1" -- sh -c 'exit 7'; echo "$?""#, root)
+    #expect(exits.lines == ["7"], "\(exits)")
+    let killed = shell(
+      #""$SKIPBACKUP" run -q --snapshot "$1" -- sh -c 'kill -TERM $$'; echo "$?""#, root)
+    #expect(killed.lines == ["143"], "\(killed)")
+    // The test runner may start children with signals blocked or ignored:
+    // Python starts skipbackup as a shell would, and sends SIGTERM once
+    // COMMAND has set its trap; COMMAND's own exit status shows it got it.
+    let forwarding = #"""
+      import signal, subprocess, sys
+      def as_from_a_shell():
+          signal.signal(signal.SIGTERM, signal.SIG_DFL)
+          signal.pthread_sigmask(signal.SIG_SETMASK, [])
+      process = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, preexec_fn=as_from_a_shell)
+      ready = process.stdout.readline()
+      process.send_signal(signal.SIGTERM)
+      print(ready.decode().strip(), process.stdout.read().decode().strip(), process.wait())
+      """#
+    let forwarded = run([
+      "python3", "-c", Argument(forwarding), Argument(skipbackupPath), "run", "-q", "--snapshot",
+      Argument(root), "--", "sh", "-c",
+      #"trap 'kill $!; echo got TERM; exit 3' TERM; sleep 30 & echo ready; wait"#,
+    ])
+    #expect(forwarded.lines == ["ready got TERM 3"], "\(forwarded)")
+    let piped = run(
+      [Argument(skipbackupPath), "run", "-q", "--snapshot", Argument(root), "--", "cat"],
+      input: Bytes("through\n"))
+    #expect(piped.output == "through\n", "\(piped)")
+    #expect(try image.subvolumes().count == 1)
+  }
+
+  /// As an ordinary user on their own subvolume of a filesystem mounted
+  /// `user_subvol_rm_allowed`: the view of the snapshot, and the snapshot
+  /// deleted after; without the option, refused in one line before COMMAND.
+  @Test func anOrdinaryUserSnapshotsTheirOwnSubvolume() throws {
+    for allowed in [true, false] {
+      let image = try BtrfsImage(options: allowed ? ["user_subvol_rm_allowed"] : [])
+      chmod(image.directory.path, 0o755)
+      let subvolume = try image.subvolume("home", owner: "nobody:nogroup")
+      Make.directory(Bytes(subvolume + "/d"))
+      Make.file(Bytes(subvolume + "/d/kept"))
+      Make.file(Bytes(subvolume + "/d/secret"))
+      try check(skipbackup("mark", Argument(subvolume + "/d/secret")))
+      try check(run(["chown", "-R", "nobody:nogroup", Argument(subvolume)]))
+      let subvolumes = try image.subvolumes()
+      let result = skipbackup(
+        "run", "-q", "--snapshot", Argument(subvolume), "--", "find", Argument(subvolume + "/d"),
+        asNobody: true)
+      if allowed {
+        #expect(result.status == 0, "\(result)")
+        #expect(result.lines == [subvolume + "/d", subvolume + "/d/kept"], "\(result)")
+      } else {
+        #expect(result.status == 1, "\(result)")
+        #expect(result.errors.split(separator: "\n").count == 1, "\(result)")
+        #expect(result.errors.contains("user_subvol_rm_allowed"), "\(result)")
+        #expect(result.output.isEmpty, "COMMAND ran: \(result)")
+      }
+      #expect(try image.subvolumes() == subvolumes, "allowed \(allowed)")
+    }
+  }
+
+  /// What cannot be snapshotted is refused in one line naming ROOT, before
+  /// COMMAND: a ROOT on another filesystem, a read-only btrfs, and (forced)
+  /// a full one; a snapshot that cannot be deleted is reported after
+  /// COMMAND, whose status stays, and the next run deletes it.
+  @Test func aRefusalIsOneLineBeforeTheCommand() throws {
+    let plain = try TemporaryDirectory()
+    let (image, root) = try trickyTreeOnBtrfs()
+    let witness = image.directory.path + "/ran"
+    func attempt(_ root: String, forcing forced: String? = nil) -> ProcessResult {
+      run(
+        [
+          Argument(skipbackupPath), "run", "-q", "--snapshot", Argument(root), "--", "touch",
+          Argument(witness),
+        ], environment: forced.map { ["SKIPBACKUP_FORCE_ERRNO": $0] } ?? [:])
+    }
+    var cases: [(ProcessResult, String)] = [
+      (attempt(plain.path), "not on btrfs"),
+      (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):ENOSPC"), "no space left"),
+      (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):EPERM"), "only the owner"),
+    ]
+    try check(run(["mount", "-o", "remount,ro", Argument(image.mountPoint)]))
+    cases.append((attempt(root), "read-only"))
+    try check(run(["mount", "-o", "remount,rw", Argument(image.mountPoint)]))
+    for (result, says) in cases {
+      #expect(result.status == 1, "\(result)")
+      #expect(result.errors.split(separator: "\n").count == 1, "\(result)")
+      #expect(result.errors.contains(says), "\(says): \(result)")
+      #expect(access(witness, F_OK) != 0, "COMMAND ran: \(result)")
+    }
+    #expect(cases[0].0.errors.contains(plain.path), "\(cases[0].0)")
+    #expect(cases[1].0.errors.contains(root), "\(cases[1].0)")
+
+    let subvolumes = try image.subvolumes()
+    let kept = attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_DESTROY):EPERM")
+    #expect(kept.status == 0, "\(kept)")
+    #expect(kept.errors.contains("could not be deleted"), "\(kept)")
+    #expect(try image.subvolumes().count == subvolumes.count + 1)
+    try check(skipbackup("run", "-q", "--snapshot", Argument(root), "--", "true"))
+    #expect(try image.subvolumes() == subvolumes)
+  }
+
+  private func mountInfo() -> String {
+    (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+  }
+
+  private func shell(_ script: String, _ argument: String) -> ProcessResult {
+    run(
+      [
+        "env", Argument("SKIPBACKUP=\(skipbackupPath)"), "sh", "-c", Argument(script), "sh",
+        Argument(argument),
+      ])
+  }
+}
