@@ -87,12 +87,22 @@ let package = Package(
       dependencies: ["SkipBackupCore", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: mocking
     ),
+    // The one sized walk: what du, browse and the sweep's sizes count (disk
+    // usage or apparent size, each inode with several links once, the
+    // bottom-up sums across the parallel walk's threads), each caller
+    // classifying the entries its own way. Below the sweep, which sizes
+    // what it marks.
+    .target(
+      name: "SkipBackupSizes",
+      dependencies: ["SkipBackupCore"],
+      swiftSettings: mocking
+    ),
     // The sweep: its rules, the git rule, its records (the only code that
     // reads or writes one) and the trust rule, and the sweep itself.
     .target(
       name: "SkipBackupSweep",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSizes",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -102,7 +112,7 @@ let package = Package(
     .target(
       name: "SkipBackupUsage",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSizes", "SkipBackupSweep",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -157,7 +167,7 @@ let package = Package(
     .target(
       name: "SkipBackupBrowse",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport", "SkipBackupUsage", "SkipBackupSweep",
+        "SkipBackupCore", "SkipBackupReport", "SkipBackupSizes", "SkipBackupSweep",
         "SkipBackupMarking", "CNcurses",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
@@ -236,6 +246,32 @@ let package = Package(
       dependencies: [
         "SkipBackupExport", "SkipBackupListing", "SkipBackupReport", "SkipBackupCore",
         "TestSupport", .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    // du, the sweep and browse in process: the sized walk through each of
+    // its callers against GNU du, the sweep's records against the attr tools.
+    .testTarget(
+      name: "SkipBackupUsageTests",
+      dependencies: [
+        "SkipBackupUsage", "SkipBackupSizes", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupSweepTests",
+      dependencies: [
+        "SkipBackupSweep", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
+      name: "SkipBackupBrowseTests",
+      dependencies: [
+        "SkipBackupBrowse", "SkipBackupSizes", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
     ),

@@ -1,7 +1,7 @@
 import CNcurses
 import SkipBackupCore
 import SkipBackupReport
-import SkipBackupUsage
+import SkipBackupSizes
 import SystemPackage
 
 #if canImport(Glibc)

@@ -1,6 +1,5 @@
 import CNcurses
 import SkipBackupCore
-import SkipBackupUsage
 import SkipBackupReport
 
 /// The browser's screen and keys: one directory of the tree at a time, its

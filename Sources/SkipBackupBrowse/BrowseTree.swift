@@ -1,5 +1,4 @@
 import SkipBackupCore
-import SkipBackupUsage
 
 /// What is known of one item of the tree, as bits.
 package struct NodeFlags: OptionSet {

@@ -1,7 +1,7 @@
 import SkipBackupCore
 import SkipBackupReport
+import SkipBackupSizes
 import SkipBackupSweep
-import SkipBackupUsage
 
 #if canImport(Glibc)
   import Glibc
@@ -40,27 +40,27 @@ package func pathHash(_ hash: UInt64, adding bytes: some Sequence<UInt8>) -> UIn
 
 package let rootPathHash: UInt64 = 0xcbf2_9ce4_8422_2325
 
-/// One walk thread's visitor for `browse`: records every item it meets,
-/// with its own bytes and marks, in its ``TreePart``.
-package final class TreeBuilder: ReportingVisitor {
+/// One walk thread's part of `browse`: the sized walk, recording every
+/// item it meets in its ``TreePart``, with its own bytes (disk usage, a
+/// later link of an inode 0) and marks. The sums are the tree's to work out
+/// (``BrowseTree/computeSums()``), so no bytes pass up the walk's chain.
+package final class TreeBuilder: ReportingVisitor, SizeClassifier {
   package let reporter: Reporter
   package let mechanisms: MechanismSet
-  private let links: SharedLinks
-  /// Where the first name below ROOT starts in a path of the walk.
-  private let componentStart: Int
   package private(set) var part = TreePart()
-
-  /// The directories on the way down to the current entry: depth, length
-  /// of their path, number (or stub) and path hash.
-  private var frames: [(depth: Int, length: Int, node: Int32, hash: UInt64)] = []
-  /// The path of the deepest frame.
-  private var chainPath: [UInt8] = []
+  /// Only this visitor's thread touches it, one visit at a time, and the
+  /// classification it calls back never does.
+  @exclusivity(unchecked) private var walk: SizedWalk
+  /// Each directory on the walk's chain, deepest last: its number (or, on
+  /// the way to one handed over by another thread, a stub) and the hash of
+  /// its path below ROOT.
+  @exclusivity(unchecked) private var chain: [(node: Int32, hash: UInt64)] = []
 
   package init(mechanisms: MechanismSet, rootLength: Int, links: SharedLinks, reporter: Reporter) {
     self.mechanisms = mechanisms
-    self.links = links
     self.reporter = reporter
-    self.componentStart = rootLength == 1 ? 1 : rootLength + 1
+    walk = SizedWalk(rule: SizeRule(links: links))
+    walk.reset(rootLength: rootLength)
   }
 
   /// Hands the part over, leaving this visitor empty.
@@ -69,36 +69,42 @@ package final class TreeBuilder: ReportingVisitor {
     return part
   }
 
+  package func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
+    reporter.tick()
+    return walk.visit(entry, self)
+  }
+
   package func walkFailed(_ error: SkipBackupError) {
     // A directory that could not be opened or read: shown on its row.
     let path = error.path.bytes
     part.failedPaths.append((path, error.description))
   }
 
-  package func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
-    reporter.tick()
-    // du -x leaves a mount point out altogether, and so does browse -x.
-    if entry.isOnOtherFilesystem { return .skipChildren }
-    var parentNode: Int32 = -1
-    var parentHash = rootPathHash
-    if entry.depth > 0 { (parentNode, parentHash) = parentInChain(entry) }
-    let name = entry.depth == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : entry.name
+  // MARK: - The classification
+
+  private static func flags(_ entry: borrowing TreeEntry) -> NodeFlags {
     var flags: NodeFlags = []
     if entry.type.isDirectory { flags.insert(.directory) }
     if entry.type == .symbolicLink { flags.insert(.symbolicLink) }
+    return flags
+  }
 
-    let status: stat
-    do throws(SkipBackupError) {
-      status = try entry.item.status()
-    } catch {
-      if reporter.isVanished(error, at: entry) { return .vanished }
-      let node = part.nodes.add(
-        name: name, parent: parentNode, bytes: 0, flags: flags.union(.unreadable))
-      part.problems[node] = entry.located(error).description
-      return .skipChildren
-    }
-    let isDirectory = status.st_mode & S_IFMT == S_IFDIR
-    if isDirectory { flags.insert(.directory) } else { flags.remove(.directory) }
+  private static func name(_ entry: borrowing TreeEntry) -> UnsafeRawBufferPointer {
+    entry.depth == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : entry.name
+  }
+
+  package func unreadable(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> TreeVisit {
+    if reporter.isVanished(error, at: entry) { return .vanished }
+    let node = part.nodes.add(
+      name: Self.name(entry), parent: chain.last?.node ?? -1, bytes: 0,
+      flags: Self.flags(entry).union(.unreadable))
+    part.problems[node] = entry.located(error).description
+    return .skipChildren
+  }
+
+  package func classify(_ entry: borrowing TreeEntry, _ item: SizedItem) -> SizedEntry {
+    var flags = Self.flags(entry)
+    if item.isDirectory { flags.insert(.directory) } else { flags.remove(.directory) }
 
     // Every item's own marks, below a marked directory too: clearing that
     // directory in the browser shows what stays out without a new walk.
@@ -117,66 +123,40 @@ package final class TreeBuilder: ReportingVisitor {
       } catch {
         // Gone since the listing: looked up again at the end of the walk,
         // as every command does, and left out if it is gone for good.
-        if reporter.isVanished(error, at: entry) { return .vanished }
+        if reporter.isVanished(error, at: entry) { return SizedEntry(visit: .vanished) }
         flags.insert(.unreadable)
         problem = entry.located(error).description
       }
     }
 
-    var size = Int64(status.st_blocks) * 512
-    // A hard-linked inode counts once, where it is met first, as du counts it.
-    if !isDirectory && status.st_nlink > 1
-      && !links.firstVisit(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    {
-      size = 0
-    }
-    let node = part.nodes.add(name: name, parent: parentNode, bytes: size, flags: flags)
+    let parent = chain.last
+    let node = part.nodes.add(
+      name: Self.name(entry), parent: parent?.node ?? -1, bytes: item.claim().bytes, flags: flags)
     part.nodes.marks[Int(node)] = marks
     if let rule { part.rules[node] = rule }
     if let problem { part.problems[node] = problem }
 
-    guard isDirectory && entry.type.isDirectory else { return .skipChildren }
+    guard item.entersDirectory else { return SizedEntry(visit: .skipChildren) }
     // Only a directory is looked for by its path's hash (a stub's parent).
-    let hash =
-      entry.depth == 0
-      ? rootPathHash : pathHash(parentHash, adding: UnsafeRawBufferPointer(entry.name))
+    let hash = parent.map { pathHash($0.hash, adding: entry.name) } ?? rootPathHash
     part.directories[hash] = node
-    let length = entry.pathBytes.count
-    chainPath.removeAll(keepingCapacity: true)
-    chainPath.append(contentsOf: entry.pathBytes)
-    frames.append((entry.depth, length, node, hash))
-    return .descend
+    chain.append((node, hash))
+    return SizedEntry(visit: .descend)
   }
 
-  /// The entry's parent (its number, or a stub) and the hash of its path:
-  /// the top frame when the walk goes on where it was, or a new stub when
-  /// the entry comes from a directory another thread visited.
-  private func parentInChain(_ entry: borrowing TreeEntry) -> (Int32, UInt64) {
-    while let top = frames.last, top.depth >= entry.depth { frames.removeLast() }
-    let path = entry.pathBytes
-    var parentLength = path.count - entry.nameLength - 1
-    if parentLength == 0 { parentLength = 1 }  // the root `/`
-    if let top = frames.last, top.depth == entry.depth - 1, top.length == parentLength,
-      chainPath.withUnsafeBufferPointer({
-        memcmp($0.baseAddress!, path.baseAddress!, parentLength) == 0
-      })
-    {
-      return (top.node, top.hash)
-    }
-    // A directory handed over: its path below ROOT names it.
-    frames.removeAll(keepingCapacity: true)
-    chainPath.removeAll(keepingCapacity: true)
-    chainPath.append(contentsOf: UnsafeBufferPointer(rebasing: path[..<parentLength]))
-    var hash = rootPathHash
-    if parentLength > componentStart {
-      for component in chainPath[componentStart...].split(separator: 0x2F) {
-        hash = pathHash(hash, adding: component)
-      }
-    }
+  package func rebuilt(
+    name: UnsafeBufferPointer<UInt8>, depth: Int, length: Int, markedAncestorLength: Int?
+  ) -> Bool {
+    // A directory another thread visited: its path below ROOT names it.
+    let hash = chain.last.map { pathHash($0.hash, adding: name) } ?? rootPathHash
     let stub = Int32(-2 - part.stubs.count)
     part.stubs.append(hash)
-    frames.append((entry.depth - 1, parentLength, stub, hash))
-    return (stub, hash)
+    chain.append((stub, hash))
+    return false
+  }
+
+  package func leave(_ frame: SizedFrame, path: UnsafeBufferPointer<UInt8>) {
+    chain.removeLast()
   }
 }
 

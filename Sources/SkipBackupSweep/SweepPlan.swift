@@ -1,6 +1,7 @@
 import SkipBackupCore
-import SystemPackage
 import SkipBackupReport
+import SkipBackupSizes
+import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
@@ -24,10 +25,15 @@ package final class SweepPlan: Sendable {
   package let verbose: Bool
   package let format: OutputFormat
   package let git: GitIgnored?
+  /// How the sizes shown are counted: disk usage, each inode with several
+  /// links once in the whole run, staying on each ROOT's filesystem with
+  /// `-x`, so that the total is what `du -sc [-x]` says of what was marked.
+  package let sizes: SizeRule
+  package let oneFileSystem: Bool
 
   package init(
     mode: Mode, table: RuleTable, mechanisms: MechanismSet, dryRun: Bool, verbose: Bool,
-    format: OutputFormat, git: GitIgnored?
+    format: OutputFormat, git: GitIgnored?, oneFileSystem: Bool = false
   ) {
     self.mode = mode
     self.table = table
@@ -38,6 +44,8 @@ package final class SweepPlan: Sendable {
     self.verbose = verbose
     self.format = format
     self.git = git
+    self.sizes = SizeRule()
+    self.oneFileSystem = oneFileSystem
   }
 
   /// Sizes are worked out (a walk of what is marked) only when shown.
@@ -65,7 +73,8 @@ package final class SweepRoot: Sendable {
   /// Whether the ROOT lies inside a git work tree whose top is above it.
   package let insideWorkTree: Bool
 
-  package init(walked: [UInt8], canonical: [UInt8], table: RuleTable, insideWorkTree: Bool = false) {
+  package init(walked: [UInt8], canonical: [UInt8], table: RuleTable, insideWorkTree: Bool = false)
+  {
     self.insideWorkTree = insideWorkTree
     walkedLength = walked == [UInt8(ascii: "/")] ? 0 : walked.count
     canonicalPrefix = canonical == [UInt8(ascii: "/")] ? [] : canonical
@@ -136,7 +145,9 @@ package final class SweepVisitor: ReportingVisitor {
     self.output = reporter.output
   }
 
-  package func enterDirectory(_ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int) {
+  package func enterDirectory(
+    _ listing: DirectoryListing, path: UnsafeBufferPointer<UInt8>, depth: Int
+  ) {
     while directories.count <= depth {
       directories.append(Directory())
       entriesNamed.append(false)
@@ -364,7 +375,9 @@ package final class SweepVisitor: ReportingVisitor {
       return .skipChildren
     }
     counts.marked += 1
-    let size = run.wantsSizes ? diskUsage(entry) : nil
+    let size =
+      run.wantsSizes
+      ? subtreeBytes(at: entry.path, rule: run.sizes, oneFileSystem: run.oneFileSystem) : nil
     if let size { counts.bytes += size }
     report(
       entry.pathBytes, excluded: true, marks: mechanisms, rule: rule.name, reason: nil, size: size)
@@ -479,23 +492,5 @@ package final class SweepVisitor: ReportingVisitor {
       output.write(UInt8(ascii: "\n"))
     }
     output.endRecord()
-  }
-
-  /// The disk usage of what `entry` holds, as `du` counts it (blocks of
-  /// 512 bytes); what cannot be read is left out.
-  private func diskUsage(_ entry: borrowing TreeEntry) -> Int64 {
-    var total: Int64 = 0
-    if entry.type != .directory {
-      if let status = try? entry.item.status() { total = Int64(status.st_blocks) * 512 }
-      return total
-    }
-    _ = walkTree(
-      root: entry.path,
-      visit: { inner in
-        if let status = try? inner.item.status() { total += Int64(status.st_blocks) * 512 }
-        return .descend
-      },
-      failure: { _ in })
-    return total
   }
 }

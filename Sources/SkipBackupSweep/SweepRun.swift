@@ -27,11 +27,14 @@ package struct SweepRun: Sendable {
   /// Show no progress line (`-q`).
   package var quiet = false
   package var format: OutputFormat = .text
+  /// Where the report goes: standard output, or a test's file.
+  package var output: OutputSink = .standardOutput
 
   package init(
     roots: [FilePath], undo: Bool = false, listRules: Bool = false, rulesFile: FilePath? = nil,
     builtInRules: Bool = true, mechanisms: MechanismSet? = nil, oneFileSystem: Bool = false,
-    dryRun: Bool = false, verbose: Bool = false, quiet: Bool = false, format: OutputFormat = .text
+    dryRun: Bool = false, verbose: Bool = false, quiet: Bool = false, format: OutputFormat = .text,
+    output: OutputSink = .standardOutput
   ) {
     self.roots = roots
     self.undo = undo
@@ -44,6 +47,7 @@ package struct SweepRun: Sendable {
     self.verbose = verbose
     self.quiet = quiet
     self.format = format
+    self.output = output
   }
 
   package func run() throws(ReportedFailure) {
@@ -73,12 +77,15 @@ package struct SweepRun: Sendable {
       git = GitIgnored(git: program)
     }
 
-
     let sweep = SweepPlan(
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
-      verbose: verbose, format: format, git: git)
+      verbose: verbose, format: format, git: git, oneFileSystem: oneFileSystem)
+    let sink = output
     let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
-      SweepVisitor(run: sweep, reporter: Reporter(diagnostics: diagnostics, progress: progress))
+      SweepVisitor(
+        run: sweep,
+        reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
+      )
     }
     // A ROOT (or $HOME) that is a link to a directory is what the user means
     // to sweep: followed, as du -D and find -H do; nothing below it is.
@@ -211,7 +218,7 @@ package struct SweepRun: Sendable {
   }
 
   private func printRules(_ rules: SweepRules) {
-    let output = Output()
+    let output = Output(sink: self.output)
     let rows =
       rules.rules.map { ($0.name, $0.definition, $0.origin) }
       + rules.keeps.map { ($0.argument, $0.definition, $0.origin) }

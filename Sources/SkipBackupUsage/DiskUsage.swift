@@ -1,5 +1,4 @@
 import SkipBackupCore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -84,24 +83,5 @@ package struct RootExclusion {
   package init(bits: MechanismSet, rule: String?) {
     self.bits = bits
     self.rule = rule
-  }
-}
-
-/// The state every thread of a `du` run shares: the inodes with several
-/// links met so far, in every ROOT, so that each counts once, on the side
-/// and under the ROOT where it is met first (GNU du counts a hard-linked
-/// file once, too, across all its arguments).
-package final class SharedLinks: Sendable {
-  private struct Inode: Hashable {
-    package let device: UInt64
-    package let number: UInt64
-  }
-  private let seen = Mutex(Set<Inode>())
-
-  package init() {}
-
-  /// `true` the first time the inode is met.
-  package func firstVisit(device: UInt64, inode: UInt64) -> Bool {
-    seen.withLock { $0.insert(Inode(device: device, number: inode)).inserted }
   }
 }

@@ -1,5 +1,6 @@
 import SkipBackupCore
 import SkipBackupReport
+import SkipBackupSizes
 import SkipBackupSweep
 import SystemPackage
 
@@ -21,10 +22,13 @@ package struct UsageRun: Sendable {
   package var oneFileSystem = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// Where the report goes: standard output, or a test's file.
+  package var output: OutputSink = .standardOutput
 
   package init(
     roots: [FilePath], mechanisms: MechanismSet, apparentSize: Bool = false, top: Int = 10,
-    format: OutputFormat = .text, oneFileSystem: Bool = false, quiet: Bool = false
+    format: OutputFormat = .text, oneFileSystem: Bool = false, quiet: Bool = false,
+    output: OutputSink = .standardOutput
   ) {
     self.roots = roots
     self.mechanisms = mechanisms
@@ -33,11 +37,12 @@ package struct UsageRun: Sendable {
     self.format = format
     self.oneFileSystem = oneFileSystem
     self.quiet = quiet
+    self.output = output
   }
 
   package func run() throws(ReportedFailure) {
     let mechanisms = mechanisms
-    let output = Output()
+    let output = Output(sink: self.output)
     let links = SharedLinks()
     let (apparentSize, top) = (apparentSize, top)
     let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
@@ -95,7 +100,7 @@ package struct UsageRun: Sendable {
         options: TreeWalkOptions(oneFileSystem: oneFileSystem, followRootSymbolicLink: true))
       let usage = DiskUsage(
         root: rootBytes, visitors: run.visitors, mechanisms: mechanisms.count, top: top,
-        apparentSize: apparentSize)
+        rule: SizeRule(apparentSize: apparentSize, links: links))
       // A ROOT that could not be read at all has nothing to show.
       if usage.included.directories + usage.included.files + usage.excluded.directories
         + usage.excluded.files == 0 && run.diagnostics.failures > before

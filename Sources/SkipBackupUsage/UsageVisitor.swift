@@ -1,7 +1,8 @@
 import SkipBackupCore
-import SystemPackage
 import SkipBackupReport
+import SkipBackupSizes
 import SkipBackupSweep
+import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
@@ -9,28 +10,27 @@ import SkipBackupSweep
   import Musl
 #endif
 
-/// One walk thread's part of `du`: its counts, and the sizes of the
-/// directories on its way down, for the top lists.
+/// One walk thread's part of `du`: the sized walk, with du's
+/// classification of each entry (which side it is on: included, a topmost
+/// excluded item, or inside one, with its marks and sweep rule), the counts
+/// of each side, the bytes by mechanism and by rule, and the largest items.
 ///
-/// Bytes are summed bottom-up on a chain of frames, one per directory on the
-/// current path: an entry adds to its parent's frame, a frame adds to its
-/// parent's when the walk leaves it. A parallel walk hands directories to
-/// other threads, so a directory's bytes may be spread over several threads:
-/// a thread that starts on a handed-over directory rebuilds the chain above
-/// it from the path (frames it does not own), and a thread that sees a
-/// directory without meeting any of its entries (empty, or handed over)
-/// flags every directory above as split. Split directories are summed
-/// across threads at the end by path; the others go straight into the top
-/// lists, so memory stays flat.
-package final class UsageVisitor: ReportingVisitor {
+/// A topmost excluded directory keeps its total apart; an included or inner
+/// excluded directory passes its bytes up. A directory this thread saw
+/// whole goes straight into the top lists, so memory stays flat; one whose
+/// bytes other threads may hold part of (``SizedFrame/split``, or not
+/// ``SizedFrame/owned``) is kept by path, as a ``Partial``, and summed
+/// across threads after the walk
+/// (``DiskUsage/init(root:visitors:mechanisms:top:rule:)``).
+package final class UsageVisitor: ReportingVisitor, SizeClassifier {
   package let mechanisms: MechanismSet
   package let reporter: Reporter
-  private let apparentSize: Bool
-  private let links: SharedLinks
-
-  /// Set for each ROOT before its walk.
-  package var rootExclusion: RootExclusion?
-  package var rootLength = 0
+  /// Only this visitor's thread touches it, one visit at a time, and the
+  /// classification it calls back never does: an access check
+  /// (`swift_beginAccess`) per visit is spared.
+  @exclusivity(unchecked) private var walk: SizedWalk
+  /// What is known of ROOT before the walk.
+  private var rootExclusion: RootExclusion?
 
   package private(set) var included = UsageCounts()
   package private(set) var excluded = UsageCounts()
@@ -40,10 +40,11 @@ package final class UsageVisitor: ReportingVisitor {
   package private(set) var topIncluded: TopPaths
   /// Directories whose bytes other threads may hold part of.
   package private(set) var partials: [[UInt8]: Partial] = [:]
-
-  /// The path of the deepest frame; every frame's path is a prefix of it.
-  private var chainPath: [UInt8] = []
-  private var frames: [Frame] = []
+  /// Each directory on the walk's chain, deepest last.
+  @exclusivity(unchecked) private var marks: [Mark] = []
+  /// The sweep rules met, which a ``Mark`` names by index, so that the
+  /// chain holds no reference to retain.
+  private var ruleNames: [String] = []
 
   package enum Kind {
     /// An included directory: its included bytes.
@@ -54,19 +55,11 @@ package final class UsageVisitor: ReportingVisitor {
     case excludedInner
   }
 
-  package struct Frame {
-    package var length: Int
-    package var depth: Int
-    package var kind: Kind
-    package var bytes: Int64 = 0
-    /// Visited by this thread (its own bytes are in `bytes`), rather than
-    /// rebuilt above a handed-over directory.
-    package var owned: Bool
-    /// Some of its bytes may be on another thread.
-    package var split = false
-    package var sawEntry = false
-    package var bits: MechanismSet = []
-    package var rule: String?
+  private struct Mark {
+    var kind: Kind
+    var bits: MechanismSet = []
+    /// An index into `ruleNames`; -1 for none.
+    var rule: Int32 = -1
   }
 
   /// A directory's bytes as one thread saw them.
@@ -93,27 +86,20 @@ package final class UsageVisitor: ReportingVisitor {
     mechanisms: MechanismSet, apparentSize: Bool, top: Int, links: SharedLinks, reporter: Reporter
   ) {
     self.mechanisms = mechanisms
-    self.apparentSize = apparentSize
-    self.links = links
     self.reporter = reporter
-    self.byMechanism = Array(repeating: 0, count: mechanisms.count)
-    self.topExcluded = TopPaths(limit: top)
-    self.topIncluded = TopPaths(limit: top)
+    walk = SizedWalk(rule: SizeRule(apparentSize: apparentSize, links: links))
+    byMechanism = Array(repeating: 0, count: mechanisms.count)
+    topExcluded = TopPaths(limit: top)
+    topIncluded = TopPaths(limit: top)
   }
-
-  /// The earlier ROOTs of this run, by device and inode, met again below
-  /// this one: left out, as `du -s x/sub x` leaves `x/sub` out of `x`, so
-  /// that a total counts each item once.
-  private var earlierRoots: [(device: dev_t, inode: ino_t)] = []
 
   /// Starts over for the next ROOT.
   package func reset(
     rootLength: Int, rootExclusion: RootExclusion?,
     earlierRoots: [(device: dev_t, inode: ino_t)] = []
   ) {
-    self.rootLength = rootLength
+    walk.reset(rootLength: rootLength, earlierRoots: earlierRoots)
     self.rootExclusion = rootExclusion
-    self.earlierRoots = earlierRoots
     included = UsageCounts()
     excluded = UsageCounts()
     byMechanism = Array(repeating: 0, count: mechanisms.count)
@@ -121,43 +107,34 @@ package final class UsageVisitor: ReportingVisitor {
     topExcluded = TopPaths(limit: topExcluded.limit)
     topIncluded = TopPaths(limit: topIncluded.limit)
     partials = [:]
-    chainPath.removeAll(keepingCapacity: true)
-    frames.removeAll(keepingCapacity: true)
+    marks.removeAll(keepingCapacity: true)
   }
 
   package func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
-    // GNU du -x leaves a mount point out altogether.
-    if entry.isOnOtherFilesystem { return .skipChildren }
-    let status: stat
-    do throws(SkipBackupError) {
-      status = try entry.item.status()
-    } catch {
-      return reporter.unreadable(error, at: entry)
-    }
-    let isDirectory = status.st_mode & S_IFMT == S_IFDIR
-    if entry.depth > 0, !earlierRoots.isEmpty,
-      earlierRoots.contains(where: { $0.device == status.st_dev && $0.inode == status.st_ino })
-    {
-      return .skipChildren
-    }
-    var size = apparentSize ? Int64(status.st_size) : Int64(status.st_blocks) * 512
-    // A hard-linked inode counts once, where it is met first; the set holds
-    // only inodes with several links, which are few.
-    let counts =
-      isDirectory || status.st_nlink < 2
-      || links.firstVisit(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    if !counts { size = 0 }
+    return walk.visit(entry, self)
+  }
 
-    if entry.depth > 0 { placeInChain(entry) }
+  /// After the walk: leaves every directory still on the chain.
+  package func finish() {
+    walk.finish(self)
+  }
 
+  // MARK: - The classification
+
+  package func unreadable(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> TreeVisit {
+    reporter.unreadable(error, at: entry)
+  }
+
+  package func classify(_ entry: borrowing TreeEntry, _ item: SizedItem) -> SizedEntry {
+    let (size, counts) = item.claim()
     // Excluded: below a topmost excluded directory, or marked itself.
     var bits: MechanismSet = []
-    var rule: String?
+    var rule: Int32 = -1
     let inherited = entry.markedAncestorLength != nil
     if entry.depth == 0, let rootExclusion {
       bits = rootExclusion.bits
-      rule = rootExclusion.rule
+      rule = index(ofRule: rootExclusion.rule)
     } else if !inherited {
       var ownNames = false
       do throws(SkipBackupError) {
@@ -166,159 +143,98 @@ package final class UsageVisitor: ReportingVisitor {
         // Its size was read, so it counts, as included, as `du -s` counts it.
         _ = reporter.unreadable(error, at: entry)
       }
-      if !bits.isEmpty && ownNames { rule = SweepRecord.ruleName(of: entry.item) }
+      if !bits.isEmpty && ownNames { rule = index(ofRule: SweepRecord.ruleName(of: entry.item)) }
     }
     let isExcluded = inherited || !bits.isEmpty
 
     if counts {
       if isExcluded {
-        if isDirectory { excluded.directories += 1 } else { excluded.files += 1 }
+        if item.isDirectory { excluded.directories += 1 } else { excluded.files += 1 }
         excluded.bytes += size
       } else {
-        if isDirectory { included.directories += 1 } else { included.files += 1 }
+        if item.isDirectory { included.directories += 1 } else { included.files += 1 }
         included.bytes += size
       }
     }
 
-    let descends = isDirectory && entry.type.isDirectory
-    if descends {
+    if item.entersDirectory {
       let kind: Kind = !bits.isEmpty ? .excludedTop : (inherited ? .excludedInner : .included)
-      chainPath.removeAll(keepingCapacity: true)
-      chainPath.append(contentsOf: entry.pathBytes)
-      frames.append(
-        Frame(
-          length: entry.pathBytes.count, depth: entry.depth, kind: kind, bytes: size, owned: true,
-          bits: bits, rule: rule))
+      marks.append(Mark(kind: kind, bits: bits, rule: rule))
       // Below a topmost excluded directory nothing else is read: a nested
       // mark keeps the topmost one as the entries' marked ancestor.
-      return !bits.isEmpty ? .descendMarked : .descend
+      return SizedEntry(
+        visit: !bits.isEmpty ? .descendMarked : .descend, bytes: size,
+        passesUp: kind != .excludedTop)
     }
     if !bits.isEmpty {
       // A marked file: complete here.
       record(excludedTop: entry.pathBytes, bytes: size, bits: bits, rule: rule)
-    } else if !frames.isEmpty {
-      frames[frames.count - 1].bytes += size
+      return SizedEntry(visit: .skipChildren)
     }
-    return .skipChildren
+    return SizedEntry(visit: .skipChildren, bytes: size, passesUp: true)
   }
 
-  /// After the walk: leaves every directory still on the chain.
-  package func finish() {
-    while !frames.isEmpty { popFrame() }
+  package func rebuilt(
+    name: UnsafeBufferPointer<UInt8>, depth: Int, length: Int, markedAncestorLength: Int?
+  ) -> Bool {
+    var kind = Kind.included
+    if let marked = markedAncestorLength {
+      kind = length < marked ? .included : (length == marked ? .excludedTop : .excludedInner)
+    }
+    marks.append(Mark(kind: kind))
+    return kind != .excludedTop
   }
 
-  // MARK: - The chain
-
-  /// Makes the top frame the entry's parent: leaves the directories the
-  /// walk is done with, or, when the entry comes from a directory handed
-  /// over by another thread, rebuilds the frames above it.
-  private func placeInChain(_ entry: borrowing TreeEntry) {
-    while let top = frames.last, top.depth >= entry.depth { popFrame() }
-    let path = entry.pathBytes
-    let parentLength = Self.parentLength(of: path)
-    if let top = frames.last, top.depth == entry.depth - 1, top.length == parentLength,
-      chainPath.withUnsafeBufferPointer({
-        memcmp($0.baseAddress!, path.baseAddress!, parentLength) == 0
-      })
-    {
-      frames[frames.count - 1].sawEntry = true
-      return
-    }
-    while !frames.isEmpty { popFrame() }
-    // The directories from the root down to the parent, from the path: a
-    // name never holds a slash.
-    chainPath.removeAll(keepingCapacity: true)
-    chainPath.append(contentsOf: UnsafeBufferPointer(rebasing: path[..<parentLength]))
-    let marked = entry.markedAncestorLength
-    var length = rootLength
-    var depth = 0
-    while true {
-      let kind: Kind
-      if let marked {
-        kind = length < marked ? .included : (length == marked ? .excludedTop : .excludedInner)
-      } else {
-        kind = .included
-      }
-      frames.append(
-        Frame(length: length, depth: depth, kind: kind, owned: false, split: true, sawEntry: true))
-      if length >= parentLength { break }
-      var next = length + 1
-      if chainPath[length - 1] == 0x2F { next = length }  // the root `/`
-      while next < parentLength && chainPath[next] != 0x2F { next += 1 }
-      if next == length { next += 1 }
-      length = next
-      depth += 1
-    }
-  }
-
-  /// The length of the parent's path in `path`: up to the last slash, or
-  /// `/` itself.
-  private static func parentLength(of path: UnsafeBufferPointer<UInt8>) -> Int {
-    var index = path.count - 1
-    while index > 0 && path[index] != 0x2F { index -= 1 }
-    return index == 0 ? 1 : index
-  }
-
-  private func popFrame() {
-    let frame = frames.removeLast()
-    if frame.owned && !frame.sawEntry {
-      // Empty, or handed to another thread: the directories above may have
-      // bytes elsewhere.
-      var index = frames.count - 1
-      while index >= 0 && !frames[index].split {
-        frames[index].split = true
-        index -= 1
-      }
-    }
-    switch frame.kind {
-    case .included, .excludedInner:
-      if !frames.isEmpty { frames[frames.count - 1].bytes += frame.bytes }
-    case .excludedTop:
-      break
-    }
+  package func leave(_ frame: SizedFrame, path: UnsafeBufferPointer<UInt8>) {
+    let mark = marks.removeLast()
     // The root is not ranked among the included directories.
-    guard frame.kind != .excludedInner, !(frame.kind == .included && frame.depth == 0) else {
+    guard mark.kind != .excludedInner, !(mark.kind == .included && frame.depth == 0) else {
       return
     }
-    let complete =
-      frame.owned && !frame.split && (frame.kind == .included || frame.sawEntry)
-    let path = chainPath[..<frame.length]
+    let complete = frame.owned && !frame.split && (mark.kind == .included || frame.sawEntry)
     if complete {
-      if frame.kind == .included {
+      if mark.kind == .included {
         if topIncluded.admits(frame.bytes) {
           topIncluded.offer(SizedPath(path: Array(path), bytes: frame.bytes))
         }
       } else {
-        record(excludedTop: path, bytes: frame.bytes, bits: frame.bits, rule: frame.rule)
+        record(excludedTop: path, bytes: frame.bytes, bits: mark.bits, rule: mark.rule)
       }
     } else if frame.owned || frame.bytes != 0 {
       // A thread that saw nothing of a handed-over directory adds nothing.
       let partial = Partial(
-        kind: frame.kind, bytes: frame.bytes, owned: frame.owned, bits: frame.bits,
-        rule: frame.rule)
-      partials[Array(path), default: Partial(kind: frame.kind, bytes: 0, owned: false, bits: [])]
+        kind: mark.kind, bytes: frame.bytes, owned: frame.owned, bits: mark.bits,
+        rule: ruleName(mark.rule))
+      partials[Array(path), default: Partial(kind: mark.kind, bytes: 0, owned: false, bits: [])]
         .merge(partial)
     }
   }
 
-  private func record(
-    excludedTop path: some Collection<UInt8>, bytes: Int64, bits: MechanismSet, rule: String?
-  ) {
-    addToMechanisms(bytes: bytes, bits: bits, rule: rule)
-    if topExcluded.admits(bytes) { topExcluded.offer(SizedPath(path: Array(path), bytes: bytes)) }
+  private func index(ofRule name: String?) -> Int32 {
+    guard let name else { return -1 }
+    if let index = ruleNames.firstIndex(of: name) { return Int32(index) }
+    ruleNames.append(name)
+    return Int32(ruleNames.count - 1)
   }
 
-  private func addToMechanisms(bytes: Int64, bits: MechanismSet, rule: String?) {
+  private func ruleName(_ index: Int32) -> String? {
+    index < 0 ? nil : ruleNames[Int(index)]
+  }
+
+  private func record(
+    excludedTop path: some Collection<UInt8>, bytes: Int64, bits: MechanismSet, rule: Int32
+  ) {
     for (index, mechanism) in mechanisms.members.enumerated() where bits.includes(mechanism) {
       byMechanism[index] += bytes
     }
-    if let rule { byRule[rule, default: 0] += bytes }
+    if let rule = ruleName(rule) { byRule[rule, default: 0] += bytes }
+    if topExcluded.admits(bytes) { topExcluded.offer(SizedPath(path: Array(path), bytes: bytes)) }
   }
 }
 
 extension DiskUsage {
   /// The usage of one ROOT from its walk's visitors.
-  package init(root: [UInt8], visitors: [UsageVisitor], mechanisms: Int, top: Int, apparentSize: Bool) {
+  package init(root: [UInt8], visitors: [UsageVisitor], mechanisms: Int, top: Int, rule: SizeRule) {
     self.init(root: root, mechanisms: mechanisms)
     var partials: [[UInt8]: UsageVisitor.Partial] = [:]
     var excludedTop = TopPaths(limit: top)
@@ -351,7 +267,7 @@ extension DiskUsage {
         // A directory handed over before the thread that visited it met
         // any of its entries: its own bytes were counted there, and are
         // read again here for the ranking.
-        if !partial.owned { partial.bytes += Self.ownBytes(of: path, apparentSize: apparentSize) }
+        if !partial.owned { partial.bytes += Self.ownBytes(of: path, rule) }
         includedTop.offer(SizedPath(path: path, bytes: partial.bytes))
       case .excludedInner:
         break
@@ -369,15 +285,9 @@ extension DiskUsage {
     topIncludedDirectories = includedTop.items
   }
 
-  private static func ownBytes(of path: [UInt8], apparentSize: Bool) -> Int64 {
-    let item = (path + [0]).withUnsafeBufferPointer { pointer in
-      FileItem(
-        path: FilePath(
-          platformString: UnsafeRawPointer(pointer.baseAddress!).assumingMemoryBound(to: CChar.self)
-        ),
-        followSymbolicLinks: false)
-    }
+  private static func ownBytes(of path: [UInt8], _ rule: SizeRule) -> Int64 {
+    let item = FileItem(path: FilePath(bytes: path), followSymbolicLinks: false)
     guard let status = try? item.status() else { return 0 }
-    return apparentSize ? Int64(status.st_size) : Int64(status.st_blocks) * 512
+    return rule.bytes(status)
   }
 }

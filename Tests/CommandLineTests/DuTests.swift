@@ -314,45 +314,5 @@ extension CLITests {
       let top = object["top_excluded"] as? [[String: Any]] ?? []
       #expect(top.count == 1 && pathBytes(of: top[0]) == marked, "\(result)")
     }
-
-    /// More items than the walk visits alone, so that both threads count and
-    /// directories are handed over: the totals and every directory's size in
-    /// the top list still match GNU du's.
-    @Test func theParallelWalkSumsEachDirectoryExactly() throws {
-      let tree = try TemporaryDirectory()
-      let root = tree.directory("root")
-      let script = """
-        import os, sys
-        root = sys.argv[1]
-        for a in range(20):
-            for b in range(15):
-                d = os.path.join(root, f"d{a}", f"s{b}", "deep")
-                os.makedirs(d)
-                for i in range(60 + (a * 15 + b) % 37):
-                    with open(os.path.join(d if i % 2 else os.path.dirname(d), f"f{i}"), "w") as f:
-                        f.write("x" * (i * 97 % 9000))
-        """
-      #expect(python(script, [Argument(root)]).status == 0)
-      setfattr(root + "/d3", .xdg)
-      let usage = try du("--top", "25", root)
-      let included = side(usage, "included")
-      let excluded = side(usage, "excluded")
-      #expect(included.bytes + excluded.bytes == gnuDu("-B1", path: root))
-      #expect(excluded.bytes == gnuDu("-B1", path: root + "/d3"))
-      #expect(topPaths(usage, "top_excluded").map(\.1) == [gnuDu("-B1", path: root + "/d3")])
-      // Every directory GNU du sizes, d3 and what is under it left out.
-      let all = run(["du", "-B1", Argument(root)]).output.split(separator: "\n").compactMap {
-        line -> (String, Int)? in
-        let fields = line.split(separator: "\t", maxSplits: 1)
-        guard fields.count == 2, let bytes = Int(fields[0]) else { return nil }
-        let path = String(fields[1])
-        guard path != root, !path.hasPrefix(root + "/d3") else { return nil }
-        return (path, bytes)
-      }
-      let expected = all.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(25)
-      let got = topPaths(usage, "top_included_directories")
-      #expect(got.map(\.0) == expected.map(\.0))
-      #expect(got.map(\.1) == expected.map(\.1))
-    }
   }
 }
