@@ -64,7 +64,7 @@ package struct SweepRun: Sendable {
 
     var git: GitIgnored?
     if !undo, let index = table.gitignoreRule {
-      guard let program = findProgram("git") else {
+      guard let program = findProgram(Array("git".utf8)) else {
         diagnostics.report(
           "gitignore (\(table.rules[index].origin)): git is not on PATH, and this rule asks git what it ignores; nothing was changed"
         )
@@ -72,7 +72,6 @@ package struct SweepRun: Sendable {
       }
       git = GitIgnored(git: program)
     }
-
 
     let sweep = SweepPlan(
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,

@@ -258,11 +258,15 @@ package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> C
 // MARK: - libattr
 
 /// What /etc/xattr.conf says of the attribute `name`: `ATTR_ACTION_SKIP`,
-/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one.
+/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one; -1 when the
+/// file is there but cannot be read or parsed.
 ///
-/// The corresponding C function is `attr_copy_action(3)` (libattr).
+/// The corresponding C function is `attr_copy_action(3)` (libattr), through
+/// CXattr, which gives it an error context: libattr answers 0 for every
+/// name when it cannot read or parse the file (`attr_copy_action.c`), and
+/// says why only through that context. Here that is -1 with the errno.
 package func system_attr_copy_action(_ name: UnsafePointer<CChar>) -> CInt {
-  attr_copy_action(name, nil)
+  mocked(.attrCopyAction) { cxattr_attr_copy_action(name) }
 }
 
 // MARK: - Process
@@ -289,6 +293,73 @@ package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
 /// The corresponding C function is `pipe2(2)`.
 package func system_pipe2(_ fds: UnsafeMutablePointer<CInt>, _ flags: CInt) -> CInt {
   mocked(.pipe2) { cxattr_pipe2(fds, flags) }
+}
+
+/// The corresponding C function is `waitpid(2)`.
+package func system_waitpid(
+  _ pid: pid_t, _ status: UnsafeMutablePointer<CInt>, _ options: CInt
+) -> pid_t {
+  mocked(.waitpid) { waitpid(pid, status, options) }
+}
+
+/// The corresponding C function is `posix_spawn(3)`, with default
+/// attributes; it returns the error number rather than setting `errno`.
+package func system_posix_spawn(
+  _ pid: UnsafeMutablePointer<pid_t>, _ path: UnsafePointer<CChar>,
+  _ actions: UnsafePointer<posix_spawn_file_actions_t>,
+  _ argv: UnsafePointer<UnsafeMutablePointer<CChar>?>,
+  _ environment: UnsafePointer<UnsafeMutablePointer<CChar>?>
+) -> CInt {
+  mockedReturningErrno(.posixSpawn) { posix_spawn(pid, path, actions, nil, argv, environment) }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_init(3)`; it
+/// returns the error number.
+package func system_posix_spawn_file_actions_init(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
+) -> CInt {
+  mockedReturningErrno(.posixSpawnFileActionsInit) { posix_spawn_file_actions_init(actions) }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_addopen(3)`;
+/// it returns the error number.
+package func system_posix_spawn_file_actions_addopen(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: CInt,
+  _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t
+) -> CInt {
+  mockedReturningErrno(.posixSpawnFileActionsAddopen) {
+    posix_spawn_file_actions_addopen(actions, fd, path, flags, mode)
+  }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_adddup2(3)`;
+/// it returns the error number.
+package func system_posix_spawn_file_actions_adddup2(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: CInt, _ target: CInt
+) -> CInt {
+  mockedReturningErrno(.posixSpawnFileActionsAdddup2) {
+    posix_spawn_file_actions_adddup2(actions, fd, target)
+  }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_destroy(3)`,
+/// which cannot fail on what `posix_spawn_file_actions_init` made (glibc
+/// frees the list and returns 0).
+package func system_posix_spawn_file_actions_destroy(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
+) {
+  _ = posix_spawn_file_actions_destroy(actions)
+}
+
+/// The corresponding C function is `access(2)`.
+package func system_access(_ path: UnsafePointer<CChar>, _ mode: CInt) -> CInt {
+  mocked(.access) { access(path, mode) }
+}
+
+/// The corresponding C function is `free(3)`, for what `realpath(3)` and
+/// `getcwd(3)` allocate.
+package func system_free(_ pointer: UnsafeMutableRawPointer?) {
+  free(pointer)
 }
 
 /// The corresponding C function is `umask(2)`.
@@ -336,18 +407,12 @@ package func system_pthread_create(
   _ start: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
   _ argument: UnsafeMutableRawPointer?
 ) -> CInt {
-  #if ENABLE_MOCKING
-    if let errno = mockedErrno(.pthreadCreate) { return errno.rawValue }
-  #endif
-  return pthread_create(thread, nil, start, argument)
+  mockedReturningErrno(.pthreadCreate) { pthread_create(thread, nil, start, argument) }
 }
 
 /// The corresponding C function is `pthread_join(3)`.
 package func system_pthread_join(_ thread: pthread_t) -> CInt {
-  #if ENABLE_MOCKING
-    if let errno = mockedErrno(.pthreadJoin) { return errno.rawValue }
-  #endif
-  return pthread_join(thread, nil)
+  mockedReturningErrno(.pthreadJoin) { pthread_join(thread, nil) }
 }
 
 /// The corresponding C function is `pthread_mutex_init(3)`, with default attributes.
@@ -417,7 +482,11 @@ package func system_poll(
 
 // MARK: - From errno to a result
 
-/// Runs a raw call until it is not interrupted; -1 becomes the errno.
+/// Runs a raw call until it is not interrupted; -1 becomes the errno. The
+/// one place above the wrappers that reads `errno`: every failure of a
+/// call goes through here (or through ``Errno/init(returned:)``, for the
+/// calls that return their error number), and becomes a
+/// ``SkipBackupError`` through `Result.get(_:_:attribute:)`.
 /// Inlinable, so that the layers above get it specialized (AttributeName.withCString).
 @inlinable @inline(__always)
 package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
@@ -429,21 +498,55 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
   }
 }
 
+/// ``valueOrErrno(_:)-(()->I)`` for a call that is not made again after
+/// `EINTR`: `close(2)`, which on Linux has closed the descriptor whatever
+/// it answers, so that a second call could close another thread's new one.
+@inlinable @inline(__always)
+package func valueOrErrnoOnce<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
+  let result = call()
+  return result != -1 ? .success(result) : .failure(Errno.current)
+}
+
+/// ``valueOrErrno(_:)-(()->I)`` for a call that returns a pointer, and
+/// `NULL` on failure (`realpath`, `getcwd`).
+@inlinable @inline(__always)
+package func valueOrErrno<P>(
+  _ call: () -> UnsafeMutablePointer<P>?
+) -> Result<UnsafeMutablePointer<P>, Errno> {
+  while true {
+    if let result = call() { return .success(result) }
+    let errno = Errno.current
+    if errno != .interrupted { return .failure(errno) }
+  }
+}
+
 /// Runs a raw call until it is not interrupted; -1 becomes a
 /// ``SkipBackupError`` naming `call` and `path`.
 @discardableResult
 package func check(_ call: SystemCall, _ path: FilePath, _ body: () -> CInt) throws(SkipBackupError)
   -> CInt
 {
-  switch valueOrErrno(body) {
-  case .success(let value): return value
-  case .failure(let errno): throw SkipBackupError(call, errno, path: path)
+  try valueOrErrno(body).get(call, path)
+}
+
+extension Result where Failure == Errno {
+  /// The value, or the errno as the ``SkipBackupError`` of `call` on `path`
+  /// (and `attribute`): the one place where an errno becomes an error.
+  @inline(__always)
+  package func get(
+    _ call: SystemCall, _ path: FilePath, attribute: AttributeName? = nil
+  ) throws(SkipBackupError) -> Success {
+    switch self {
+    case .success(let value): return value
+    case .failure(let errno): throw SkipBackupError(call, errno, path: path, attribute: attribute)
+    }
   }
 }
 
 extension Errno {
-  /// The calling thread's `errno`: the one place that reads the C variable.
-  @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }
+  /// The calling thread's `errno`: the one place that reads the C variable,
+  /// for ``valueOrErrno(_:)-(()->I)`` alone.
+  @inlinable static var current: Errno { Errno(rawValue: Glibc.errno) }
 
   /// The error number a call returns instead of setting `errno`
   /// (`posix_spawn`, the `pthread` calls).

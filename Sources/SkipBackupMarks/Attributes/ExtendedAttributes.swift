@@ -182,9 +182,10 @@ public struct ExtendedAttributes: Sendable {
   /// thrown as it is: the caller says what it costs (an attribute a safe
   /// save would lose; a view that would not be exact).
   package func copy(
-    to destination: ExtendedAttributes, skipping skip: (AttributeName) -> Bool
+    to destination: ExtendedAttributes,
+    skipping skip: (AttributeName) throws(SkipBackupError) -> Bool
   ) throws(SkipBackupError) {
-    for name in try names() where !skip(name) {
+    for name in try names() where try !skip(name) {
       guard let value = try value(of: name) else { continue }
       try destination.setValue(value, of: name)
     }

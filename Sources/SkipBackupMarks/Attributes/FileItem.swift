@@ -157,11 +157,7 @@ extension Result where Failure == Errno {
   package func get(
     _ call: SystemCall, _ item: FileItem, _ attribute: AttributeName? = nil
   ) throws(SkipBackupError) -> Success {
-    switch self {
-    case .success(let value): return value
-    case .failure(let errno):
-      throw SkipBackupError(call, errno, path: item.displayPath, attribute: attribute)
-    }
+    try get(call, item.displayPath, attribute: attribute)
   }
 }
 
