@@ -158,7 +158,7 @@ package final class TreeBuilder: ReportingVisitor {
     if parentLength == 0 { parentLength = 1 }  // the root `/`
     if let top = frames.last, top.depth == entry.depth - 1, top.length == parentLength,
       chainPath.withUnsafeBufferPointer({
-        memcmp($0.baseAddress!, path.baseAddress!, parentLength) == 0
+        bytesEqual($0.baseAddress!, path.baseAddress!, count: parentLength)
       })
     {
       return (top.node, top.hash)

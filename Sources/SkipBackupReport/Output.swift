@@ -100,7 +100,8 @@ package final class Output {
   package func write(_ path: FilePath, terminator: UInt8) {
     path.withPlatformString { pointer in
       let bytes = UnsafeBufferPointer(
-        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)
+        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+        count: cStringLength(pointer)
       )
       // A NUL-terminated record (`-0`) is for programs: always its bytes.
       if terminator == 0 { write(UnsafeRawBufferPointer(bytes)) } else { writeName(bytes) }
@@ -145,7 +146,7 @@ package final class OutputSink: Sendable {
 
   package init(descriptor: CInt) {
     self.descriptor = descriptor
-    isTerminal = isatty(descriptor) == 1
+    isTerminal = system_isatty(descriptor) == 1
   }
 
   package func write(_ buffer: UnsafeRawBufferPointer) {
@@ -172,9 +173,9 @@ package enum OutputFailure {
       return !ending
     }
     // A second thread whose output failed too waits here for the first one's exit.
-    if !first { while true { pause() } }
+    if !first { while true { system_pause() } }
     _ = OutputDescriptor.writeAll(
       "skipbackup: write error: \(errno.description)\n", to: STDERR_FILENO)
-    exit(1)
+    system_exit(1)
   }
 }

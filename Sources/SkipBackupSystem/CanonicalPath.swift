@@ -11,7 +11,7 @@ import SystemPackage
 package func resolvingPath(_ path: UnsafePointer<CChar>) -> Result<[CChar], Errno> {
   valueOrErrno { system_realpath(path, nil) }.map { resolved in
     defer { system_free(resolved) }
-    return Array(UnsafeBufferPointer(start: resolved, count: length(ofCString: resolved) + 1))
+    return Array(UnsafeBufferPointer(start: resolved, count: cStringLength(resolved) + 1))
   }
 }
 

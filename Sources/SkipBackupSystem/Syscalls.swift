@@ -1,9 +1,13 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
 // Every raw call the library makes, one `system_` function per C call and
-// no logic, in the manner of swift-system. In debug builds each one first
-// asks the mocking driver (Mocking.swift) whether to fail with a forced
-// errno; release builds compile that out. Errors are made from errno in one
-// place: `valueOrErrno` below.
+// no logic, in the manner of swift-system: no code outside this target
+// calls libc itself (scripts/lint checks it). In debug builds each wrapper
+// of a call that can fail first asks the mocking driver (Mocking.swift)
+// whether to fail with a forced errno, under its SystemCall case; release
+// builds compile that out. The few calls that cannot fail (exit, getenv,
+// the pthread mutex calls on default mutexes) say why, in a doc line that
+// begins "Cannot fail", and have no case. Errors are made from errno in
+// one place: `valueOrErrno` and `Result.get(_:_:attribute:)` below.
 
 import CXattr
 import SystemPackage
@@ -342,9 +346,10 @@ package func system_posix_spawn_file_actions_adddup2(
   }
 }
 
-/// The corresponding C function is `posix_spawn_file_actions_destroy(3)`,
-/// which cannot fail on what `posix_spawn_file_actions_init` made (glibc
-/// frees the list and returns 0).
+/// Cannot fail on what `posix_spawn_file_actions_init` made: glibc frees
+/// the list and returns 0.
+///
+/// The corresponding C function is `posix_spawn_file_actions_destroy(3)`.
 package func system_posix_spawn_file_actions_destroy(
   _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
 ) {
@@ -356,17 +361,23 @@ package func system_access(_ path: UnsafePointer<CChar>, _ mode: CInt) -> CInt {
   mocked(.access) { access(path, mode) }
 }
 
+/// Cannot fail: `free(3)` returns nothing.
+///
 /// The corresponding C function is `free(3)`, for what `realpath(3)` and
 /// `getcwd(3)` allocate.
 package func system_free(_ pointer: UnsafeMutableRawPointer?) {
   free(pointer)
 }
 
+/// Cannot fail: `umask(2)` always succeeds.
+///
 /// The corresponding C function is `umask(2)`.
 package func system_umask(_ mask: mode_t) -> mode_t {
   umask(mask)
 }
 
+/// Cannot fail: `getenv(3)` answers `NULL` for a variable that is not set, and only then.
+///
 /// The corresponding C function is `getenv(3)`.
 package func system_getenv(_ name: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
   getenv(name)
@@ -380,16 +391,43 @@ package func system_getcwd() -> UnsafeMutablePointer<CChar>? {
 
 // MARK: - Terminal and time
 
+/// Cannot fail: `isatty(3)` answers 0 for "no" whatever the reason
+/// (`ENOTTY`, `EBADF`), and no caller asks why.
+///
 /// The corresponding C function is `isatty(3)`.
 package func system_isatty(_ fd: CInt) -> CInt {
   isatty(fd)
 }
 
+/// Cannot fail; does not return.
+///
+/// The corresponding C function is `exit(3)`.
+package func system_exit(_ status: CInt) -> Never {
+  exit(status)
+}
+
+/// Cannot fail: `pause(2)` returns only after a signal's handler ran.
+///
+/// The corresponding C function is `pause(2)`.
+package func system_pause() {
+  _ = pause()
+}
+
+/// Cannot fail on the clocks the callers name (`CLOCK_MONOTONIC_COARSE`, Linux 2.6.32): `EINVAL`
+/// is for a clock the kernel lacks.
+///
 /// The corresponding C function is `clock_gettime(2)`.
 package func system_clock_gettime(_ clock: clockid_t, _ time: UnsafeMutablePointer<timespec>)
   -> CInt
 {
   clock_gettime(clock, time)
+}
+
+/// Cannot fail: `sigemptyset(3)` refuses only a null set.
+///
+/// The corresponding C function is `sigemptyset(3)`.
+package func system_sigemptyset(_ set: UnsafeMutablePointer<sigset_t>) {
+  _ = sigemptyset(set)
 }
 
 /// The corresponding C function is `sigaction(2)`.
@@ -415,31 +453,45 @@ package func system_pthread_join(_ thread: pthread_t) -> CInt {
   mockedReturningErrno(.pthreadJoin) { pthread_join(thread, nil) }
 }
 
+/// Cannot fail with default attributes: glibc checks only the attributes
+/// (nptl/pthread_mutex_init.c).
+///
 /// The corresponding C function is `pthread_mutex_init(3)`, with default attributes.
 package func system_pthread_mutex_init(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_init(mutex, nil)
 }
 
+/// Cannot fail on a mutex nobody holds, which is when the callers destroy it.
+///
 /// The corresponding C function is `pthread_mutex_destroy(3)`.
 package func system_pthread_mutex_destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_destroy(mutex)
 }
 
+/// Cannot fail on a default mutex: `EDEADLK` and `EAGAIN` are for error-checking and recursive
+/// ones.
+///
 /// The corresponding C function is `pthread_mutex_lock(3)`.
 package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_lock(mutex)
 }
 
+/// Cannot fail on a default mutex the caller holds.
+///
 /// The corresponding C function is `pthread_mutex_unlock(3)`.
 package func system_pthread_mutex_unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_unlock(mutex)
 }
 
+/// Cannot fail with default attributes: glibc returns 0 (nptl/pthread_cond_init.c).
+///
 /// The corresponding C function is `pthread_cond_init(3)`, with default attributes.
 package func system_pthread_cond_init(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
   pthread_cond_init(condition, nil)
 }
 
+/// Cannot fail on a condition nobody waits on, which is when the callers destroy it.
+///
 /// The corresponding C function is `pthread_cond_destroy(3)`.
 package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthread_cond_t>)
   -> CInt
@@ -447,6 +499,8 @@ package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthre
   pthread_cond_destroy(condition)
 }
 
+/// Cannot fail: glibc returns 0, after a signal too (the caller checks its predicate again).
+///
 /// The corresponding C function is `pthread_cond_wait(3)`.
 package func system_pthread_cond_wait(
   _ condition: UnsafeMutablePointer<pthread_cond_t>, _ mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -454,11 +508,15 @@ package func system_pthread_cond_wait(
   pthread_cond_wait(condition, mutex)
 }
 
+/// Cannot fail: glibc returns 0.
+///
 /// The corresponding C function is `pthread_cond_signal(3)`.
 package func system_pthread_cond_signal(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
   pthread_cond_signal(condition)
 }
 
+/// Cannot fail: glibc returns 0.
+///
 /// The corresponding C function is `pthread_cond_broadcast(3)`.
 package func system_pthread_cond_broadcast(_ condition: UnsafeMutablePointer<pthread_cond_t>)
   -> CInt
@@ -560,6 +618,8 @@ package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) 
   mocked(.fstatfs) { fstatfs(fd, buffer) }
 }
 
+/// Cannot fail: `geteuid(2)` always succeeds.
+///
 /// The corresponding C function is `geteuid(2)`.
 package func system_geteuid() -> uid_t {
   geteuid()
@@ -659,6 +719,8 @@ package func system_execvp(
   mocked(.execvp) { execvp(file, arguments) }
 }
 
+/// Cannot fail: `getegid(2)` always succeeds.
+///
 /// The corresponding C function is `getegid(2)`.
 package func system_getegid() -> gid_t {
   getegid()

@@ -218,7 +218,7 @@ package final class UsageVisitor: ReportingVisitor {
     let parentLength = Self.parentLength(of: path)
     if let top = frames.last, top.depth == entry.depth - 1, top.length == parentLength,
       chainPath.withUnsafeBufferPointer({
-        memcmp($0.baseAddress!, path.baseAddress!, parentLength) == 0
+        bytesEqual($0.baseAddress!, path.baseAddress!, count: parentLength)
       })
     {
       frames[frames.count - 1].sawEntry = true
@@ -318,7 +318,9 @@ package final class UsageVisitor: ReportingVisitor {
 
 extension DiskUsage {
   /// The usage of one ROOT from its walk's visitors.
-  package init(root: [UInt8], visitors: [UsageVisitor], mechanisms: Int, top: Int, apparentSize: Bool) {
+  package init(
+    root: [UInt8], visitors: [UsageVisitor], mechanisms: Int, top: Int, apparentSize: Bool
+  ) {
     self.init(root: root, mechanisms: mechanisms)
     var partials: [[UInt8]: UsageVisitor.Partial] = [:]
     var excludedTop = TopPaths(limit: top)

@@ -365,7 +365,7 @@ public struct ExtendedAttributes: Sendable {
   private func withProcPath<R>(_ directory: CInt, _ body: (UnsafePointer<CChar>) -> R) -> R {
     item.withPathPointer { name in
       let prefix: StaticString = "/proc/self/fd/"
-      let nameLength = strlen(name)
+      let nameLength = cStringLength(name)
       // The prefix, at most 10 digits, a slash, the name and its NUL.
       let capacity = prefix.utf8CodeUnitCount + 11 + nameLength + 1
       return withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in

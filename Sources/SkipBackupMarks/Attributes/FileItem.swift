@@ -169,7 +169,7 @@ extension FileItem {
   package func holdsEntry(named name: [UInt8]) -> Bool {
     var status = stat()
     let result = withPathPointer { path in
-      var inside = Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+      var inside = bytes(ofCString: path)
       if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
       inside += name
       inside.append(0)

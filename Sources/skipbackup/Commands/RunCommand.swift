@@ -330,8 +330,8 @@ struct RunCommand: ParsableCommand, MountPointHelp {
         "cannot make a private mount namespace: unshare needs a process of one thread \(detail)"
     case (.unshare, _):
       return "cannot make a private mount namespace \(detail)"
-    case (.write, _) where path.hasPrefix("/proc/self/"),
-      (.openat, _) where path.hasPrefix("/proc/self/"):
+    case (.write, _) where MountNamespace.isIdentityMapRefusal(error),
+      (.openat, _) where MountNamespace.isIdentityMapRefusal(error):
       return
         "\(path): cannot map this user into the user namespace: the kernel's policy refuses it (kernel.apparmor_restrict_unprivileged_userns?) \(detail)"
     case (.fsopen, .operationNotSupportedByDevice):
