@@ -122,6 +122,12 @@ int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode) {
 #ifndef __NR_fsmount
 #define __NR_fsmount 432
 #endif
+#ifndef __NR_open_tree
+#define __NR_open_tree 428
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
 
 int cxattr_unshare(int flags) { return unshare(flags); }
 
@@ -150,4 +156,21 @@ int cxattr_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const
 int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
                    unsigned int minor) {
   return mknodat(dirfd, path, mode, makedev(major, minor));
+}
+
+int cxattr_open_tree(int dirfd, const char *path, unsigned int flags) {
+  return (int)syscall(__NR_open_tree, dirfd, path, flags);
+}
+
+// struct mount_attr from <linux/mount.h> (Linux 5.12).
+struct cxattr_mount_attr {
+  uint64_t attr_set;
+  uint64_t attr_clr;
+  uint64_t propagation;
+  uint64_t userns_fd;
+};
+
+int cxattr_mount_setattr(int dirfd, const char *path, unsigned int flags, uint64_t set) {
+  struct cxattr_mount_attr attr = {set, 0, 0, 0};
+  return (int)syscall(__NR_mount_setattr, dirfd, path, flags, &attr, sizeof attr);
 }

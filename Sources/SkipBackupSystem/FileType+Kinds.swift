@@ -15,11 +15,17 @@ extension FileType {
   /// `S_IFREG`.
   @inlinable package static var regularBits: CInterop.Mode { 0o100000 }
 
+  /// `S_IFCHR`.
+  @inlinable package static var characterDeviceBits: CInterop.Mode { 0o020000 }
+
   /// Whether this is a directory.
   @inlinable package var isDirectory: Bool { rawValue == Self.directoryBits }
 
   /// Whether this is a regular file.
   @inlinable package var isRegular: Bool { rawValue == Self.regularBits }
+
+  /// Whether this is a character device.
+  @inlinable package var isCharacterDevice: Bool { rawValue == Self.characterDeviceBits }
 
   /// Whether this is a regular file or a directory, the two kinds of item
   /// that carry user attributes and so marks.

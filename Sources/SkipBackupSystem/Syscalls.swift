@@ -644,6 +644,46 @@ package enum MountFlag {
   package static let readOnly = CXATTR_MOUNT_ATTR_RDONLY
   package static let emptyPath = CXATTR_MOVE_MOUNT_F_EMPTY_PATH
   package static let targetEmptyPath = CXATTR_MOVE_MOUNT_T_EMPTY_PATH
+  package static let cloneTree = CXATTR_OPEN_TREE_CLONE
+  package static let treeCloseOnExec = CXATTR_OPEN_TREE_CLOEXEC
+  package static let recursiveTree = CXATTR_AT_RECURSIVE
+  package static let symbolicLinkNoFollow = UInt32(CXATTR_AT_SYMLINK_NOFOLLOW)
+  package static let atEmptyPath = UInt32(CXATTR_AT_EMPTY_PATH)
+  package static let noSetUserID = CXATTR_MOUNT_ATTR_NOSUID
+  package static let noDevices = CXATTR_MOUNT_ATTR_NODEV
+  package static let noExecution = CXATTR_MOUNT_ATTR_NOEXEC
+  package static let noAccessTime = CXATTR_MOUNT_ATTR_NOATIME
+  package static let strictAccessTime = CXATTR_MOUNT_ATTR_STRICTATIME
+  package static let noDirectoryAccessTime = CXATTR_MOUNT_ATTR_NODIRATIME
+}
+
+/// The inode flags (`chattr`) that tmpfs keeps (mm/shmem.c's
+/// SHMEM_FL_USER_MODIFIABLE on Linux 6.18, casefolding aside), for the tool,
+/// which does not import CXattr: the view's layer carries these of each
+/// real directory it stands for.
+package enum InodeFlag {
+  package static let immutable = FS_IMMUTABLE_FL
+  package static let appendOnly = FS_APPEND_FL
+  package static let noDump = FS_NODUMP_FL
+  package static let noAccessTime = FS_NOATIME_FL
+}
+
+/// The flags statfs(2) reports in `f_flags` (`ST_*` of <sys/statvfs.h>,
+/// which Swift sees only under `_GNU_SOURCE`).
+package enum FilesystemFlag {
+  package static let noSetUserID = CXATTR_ST_NOSUID
+  package static let noDevices = CXATTR_ST_NODEV
+  package static let noExecution = CXATTR_ST_NOEXEC
+  package static let noAccessTime = CXATTR_ST_NOATIME
+  package static let noDirectoryAccessTime = CXATTR_ST_NODIRATIME
+  package static let relativeAccessTime = CXATTR_ST_RELATIME
+
+  /// The `f_flags` of the filesystem `fd` is on, as mounted there
+  /// (statfs(2)), for the tool, to which `struct statfs` is not visible.
+  package static func flags(of fd: CInt) -> Result<UInt, Errno> {
+    var status = statfs()
+    return valueOrErrno { system_fstatfs(fd, &status) }.map { _ in UInt(status.f_flags) }
+  }
 }
 
 /// The corresponding C function is `unshare(2)`, through CXattr: glibc
@@ -741,4 +781,29 @@ package func system_setenv(
   _ name: UnsafePointer<CChar>, _ value: UnsafePointer<CChar>, _ overwrite: CInt
 ) -> CInt {
   mocked(.setenv) { setenv(name, value, overwrite) }
+}
+
+/// The corresponding C function is `open_tree(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+package func system_open_tree(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CUnsignedInt
+) -> CInt {
+  mocked(.openTree) { cxattr_open_tree(dirfd, path, flags) }
+}
+
+/// The corresponding C function is `mount_setattr(2)` (Linux 5.12), setting
+/// `attributes` and clearing none, through `syscall(2)` in CXattr.
+package func system_mount_setattr(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CUnsignedInt, _ attributes: UInt64
+) -> CInt {
+  mocked(.mountSetattr) { cxattr_mount_setattr(dirfd, path, flags, attributes) }
+}
+
+/// The corresponding C function is `fchdir(2)`.
+package func system_fchdir(_ fd: CInt) -> CInt {
+  mocked(.fchdir) { fchdir(fd) }
+}
+
+/// The corresponding C function is `chroot(2)`.
+package func system_chroot(_ path: UnsafePointer<CChar>) -> CInt {
+  mocked(.chroot) { chroot(path) }
 }

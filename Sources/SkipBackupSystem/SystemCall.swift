@@ -27,8 +27,10 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case posixSpawnFileActionsAdddup2 = "posix_spawn_file_actions_adddup2"
   // Building run's view (Sources/skipbackup/Run/).
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
-  case execvp, dup, dup2, setenv
+  case execvp, dup, dup2, setenv, fchdir, chroot
   case moveMount = "move_mount"
+  case openTree = "open_tree"
+  case mountSetattr = "mount_setattr"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.

@@ -24,6 +24,14 @@ package enum MountNamespace {
       let user = system_geteuid()
       return user == 0 ? .root : .user(uid: user, gid: system_getegid())
     }
+
+    /// Where the view's overlay keeps the attributes it reads from its
+    /// layers: `trusted.overlay.*`, or `user.overlay.*` with `userxattr`,
+    /// which a user namespace needs.
+    package var overlayNamespace: OverlayNamespaces {
+      if case .root = self { return .trusted }
+      return .user
+    }
   }
 
   /// Enters a new mount namespace whose mounts propagate nowhere.

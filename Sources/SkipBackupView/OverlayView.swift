@@ -49,11 +49,22 @@ package enum OverlayView {
         system_fsconfig(context, MountFlag.setFlag, "userxattr", nil, 0)
       }
     }
+    // Its layers are on two filesystems (the tmpfs and the tree's): without
+    // xino overlayfs gives each file the device number of its layer and
+    // each directory the overlay's (overlayfs.rst, "Inode properties"), so
+    // restic --one-file-system, which compares every item's device with
+    // ROOT's, left out every file. With xino every item has the overlay's
+    // device, and a file's inode number is the real one with the layer's
+    // number in its top bits: the same in every view.
+    try check(.fsconfig, root.path) {
+      system_fsconfig(context, MountFlag.setString, "xino", "on", 0)
+    }
     try check(.fsconfig, root.path) {
       system_fsconfig(context, MountFlag.create, nil, nil, 0)
     }
+    let attributes = try carriedAttributes(of: real, root.path)
     let mounted = try check(.fsmount, root.path) {
-      system_fsmount(context, MountFlag.fsmountCloseOnExec, MountFlag.readOnly)
+      system_fsmount(context, MountFlag.fsmountCloseOnExec, MountFlag.readOnly | attributes)
     }
     do {
       try check(.moveMount, root.path) {
@@ -70,5 +81,36 @@ package enum OverlayView {
       throw error
     }
     return mounted
+  }
+
+  /// The real mount's `nosuid`, `nodev`, `noexec` and access-time options
+  /// as fsmount's MOUNT_ATTR_* (statfs(2)'s `f_flags` of the real ROOT, or
+  /// of the filesystem mounted inside one), so that COMMAND cannot run a
+  /// setuid program or open a device through the view that it could not
+  /// run or open on the real tree.
+  static func carriedAttributes(of real: CInt, _ path: FilePath) throws(SkipBackupError)
+    -> CUnsignedInt
+  {
+    let flags: UInt
+    switch FilesystemFlag.flags(of: real) {
+    case .success(let value): flags = value
+    case .failure(let errno): throw SkipBackupError(.fstatfs, errno, path: path)
+    }
+    var attributes: CUnsignedInt = 0
+    for (flag, attribute) in [
+      (FilesystemFlag.noSetUserID, MountFlag.noSetUserID),
+      (FilesystemFlag.noDevices, MountFlag.noDevices),
+      (FilesystemFlag.noExecution, MountFlag.noExecution),
+      (FilesystemFlag.noDirectoryAccessTime, MountFlag.noDirectoryAccessTime),
+    ] where flags & flag != 0 {
+      attributes |= attribute
+    }
+    // One of three: noatime, relatime (the default, 0), strictatime.
+    if flags & FilesystemFlag.noAccessTime != 0 {
+      attributes |= MountFlag.noAccessTime
+    } else if flags & FilesystemFlag.relativeAccessTime == 0 {
+      attributes |= MountFlag.strictAccessTime
+    }
+    return attributes
   }
 }

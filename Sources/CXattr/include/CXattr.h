@@ -100,6 +100,31 @@ int cxattr_fsconfig(int fd, unsigned int cmd, const char *key, const void *value
 int cxattr_fsmount(int fd, unsigned int flags, unsigned int attr_flags);
 int cxattr_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const char *to_path,
                       unsigned int flags);
+// skipbackup run at each mount shape: the view of / entered as COMMAND's
+// root with /proc, /sys, /dev, /run and /tmp bound back (open_tree, Linux
+// 5.2), a file mounted on a file bound over the view read-only
+// (mount_setattr, Linux 5.12), and the real mount's flags carried to the
+// view's (statfs's f_flags, <sys/statvfs.h>'s ST_* under _GNU_SOURCE, to
+// fsmount's MOUNT_ATTR_*, <linux/mount.h>).
+static const unsigned int CXATTR_OPEN_TREE_CLONE = 1;
+static const unsigned int CXATTR_OPEN_TREE_CLOEXEC = O_CLOEXEC;
+static const unsigned int CXATTR_AT_RECURSIVE = 0x8000;
+static const unsigned int CXATTR_MOUNT_ATTR_NOSUID = 0x2;
+static const unsigned int CXATTR_MOUNT_ATTR_NODEV = 0x4;
+static const unsigned int CXATTR_MOUNT_ATTR_NOEXEC = 0x8;
+static const unsigned int CXATTR_MOUNT_ATTR_NOATIME = 0x10;
+static const unsigned int CXATTR_MOUNT_ATTR_STRICTATIME = 0x20;
+static const unsigned int CXATTR_MOUNT_ATTR_NODIRATIME = 0x80;
+static const unsigned long CXATTR_ST_NOSUID = 2;
+static const unsigned long CXATTR_ST_NODEV = 4;
+static const unsigned long CXATTR_ST_NOEXEC = 8;
+static const unsigned long CXATTR_ST_NOATIME = 1024;
+static const unsigned long CXATTR_ST_NODIRATIME = 2048;
+static const unsigned long CXATTR_ST_RELATIME = 4096;
+int cxattr_open_tree(int dirfd, const char *path, unsigned int flags);
+// mount_setattr(2) setting `set` and clearing nothing: struct mount_attr is
+// in no header of glibc 2.36.
+int cxattr_mount_setattr(int dirfd, const char *path, unsigned int flags, uint64_t set);
 // mknodat(2) with a device number: makedev is a macro.
 int cxattr_mknodat(int dirfd, const char *path, mode_t mode, unsigned int major,
                    unsigned int minor);

@@ -18,6 +18,11 @@ package struct ItemAttributes {
   package private(set) var streams: SambaStreams = []
   /// Whether a name in skipbackup's own namespace is listed.
   package private(set) var holdsOwnNames = false
+  /// The namespaces in which a name of overlayfs's own is listed
+  /// (`trusted.overlay.*`, `user.overlay.*`): an overlay over the item
+  /// would obey or hide it, so `run` cannot show the item as it is. Found
+  /// in the same listing, among the names that are no mark's.
+  package private(set) var overlayNames: OverlayNamespaces = []
 
   /// skipbackup's own namespace: every name the tool writes besides the marks.
   package static let ownNamespace: StaticString = "user.skipbackup."
@@ -49,6 +54,8 @@ package struct ItemAttributes {
         } else if name.starts(with: namespace) {
           state.holdsOwnNames = true
           ownName(name)
+        } else if let overlay = OverlayNamespaces(ofName: name) {
+          state.overlayNames.insert(overlay)
         }
       }
     } catch  where error.errno == .notSupported {
@@ -82,5 +89,35 @@ package struct ItemAttributes {
       }
     }
     return marks
+  }
+}
+
+/// Where overlayfs keeps the attributes it reads from its layers and never
+/// shows (Documentation/filesystems/overlayfs.rst): `trusted.overlay.*`, or
+/// `user.overlay.*` when mounted with `userxattr`, as in a user namespace.
+package struct OverlayNamespaces: OptionSet, Sendable {
+  package let rawValue: UInt8
+  package init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  package static let trusted = OverlayNamespaces(rawValue: 1)
+  package static let user = OverlayNamespaces(rawValue: 2)
+
+  /// The namespace whose overlay prefix `name` starts with, if any. Met
+  /// by every name that is no mark's (`security.selinux` on each file of
+  /// an SELinux system): two comparisons, no allocation.
+  @inline(__always)
+  package init?(ofName name: UnsafeRawBufferPointer) {
+    if name.starts(with: "trusted.overlay.") {
+      self = .trusted
+    } else if name.starts(with: "user.overlay.") {
+      self = .user
+    } else {
+      return nil
+    }
+  }
+
+  /// The prefix of the names in this namespace, for a name test outside a listing.
+  package var prefix: [UInt8] {
+    Array((self == .trusted ? "trusted.overlay." : "user.overlay.").utf8)
   }
 }

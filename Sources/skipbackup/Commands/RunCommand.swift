@@ -32,11 +32,19 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       directories, through /proc/self/fd/N of the real HOME, so that the tools keep their real \
       caches and keys while the backup reads the view. As root it works on any tree; anyone else runs in a user \
       namespace that maps them to themselves, where files of other owners show as the overflow \
-      user (nobody). A ROOT that is excluded, or below a marked directory, is an error. Without \
-      -x a filesystem mounted below a ROOT gets a view of its own, its marks honoured; with -x \
-      it shows as the empty directory it is mounted on. --sweep first runs skipbackup sweep on \
-      each ROOT with the user's rules. By default every attribute mechanism counts (all: \
-      legacy, resource and xdg). See docs/backups.md.
+      user (nobody); the kernel lets no such view cover a mount, so a ROOT with a filesystem \
+      mounted below it is refused. A ROOT that is excluded, or below a marked directory, is an \
+      error. Without -x a filesystem mounted below a ROOT gets a view of its own, its marks \
+      honoured; with -x it shows as the empty directory list -x lists. A file mounted on a file \
+      shows as the mounted file, its marks honoured. Each view has its real mount's nosuid, \
+      nodev, noexec and atime options, and each directory the real one's inode flags (chattr \
+      d, A, i, a). With ROOT /, COMMAND's root directory is the view, and /proc, /sys, /dev, \
+      /run and /tmp are the real ones, writable as they are: skipbackup run -x / -- restic \
+      backup --one-file-system /. An item the overlay would hide or change (a character device \
+      0/0, an attribute named trusted.overlay.*, or user.overlay.* for an ordinary user) is an \
+      error that names it: skipbackup export's recipes back such a tree up. --sweep first runs \
+      skipbackup sweep on each ROOT with the user's rules. By default every attribute \
+      mechanism counts (all: legacy, resource and xdg). See docs/backups.md.
 
       Exit status: COMMAND's; 1 when the view could not be made exactly (each failure says \
       which call failed and why, and COMMAND does not run), 126 when COMMAND cannot be run, \
@@ -89,9 +97,11 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   func run() throws {
     let (rootArguments, commandArguments) = split
     let mechanisms = try tree.mechanisms(default: .all)
+    let privilege = MountNamespace.Privilege.current
     let run = WalkRun(showsProgress: !quiet.quiet) { diagnostics, progress in
       ViewVisitor(
-        mechanisms: mechanisms, reporter: Reporter(diagnostics: diagnostics, progress: progress))
+        mechanisms: mechanisms, privilege: privilege,
+        reporter: Reporter(diagnostics: diagnostics, progress: progress))
     }
     let diagnostics = run.diagnostics
     let workingDirectory = CommandLaunch.workingDirectory()
@@ -105,11 +115,14 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       if !viewRoots.contains(where: { $0.path == root.path }) { viewRoots.append(root) }
     }
     if diagnostics.failures > 0 { throw ExitCode.failure }
+    if case .user = privilege { refuseCoveredMounts(viewRoots, diagnostics) }
+    if diagnostics.failures > 0 { throw ExitCode.failure }
 
     for index in viewRoots.indices {
       for visitor in run.visitors {
         visitor.rootLength = viewRoots[index].path.bytes.count
         visitor.hidden = []
+        visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
       run.walk(viewRoots[index].path, options: TreeWalkOptions(oneFileSystem: tree.oneFileSystem))
       // Sorted, and once each: an entry that vanished and came back is
@@ -121,14 +134,34 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     }
     // A directory that could not be read may hold marks: the view would not be exact.
     try run.finish()
+    // COMMAND gets /run and /tmp as they are when ROOT is /: a mark the
+    // walk found there could not be honoured. One line each, which may
+    // stand for thousands of items.
+    for root in viewRoots where root.isSystemRoot {
+      for directory in SystemRoot.boundBack {
+        let inside = root.hidden.filter { path($0[...], isOrIsBelow: directory) }
+        guard let first = inside.first else { continue }
+        let name = root.path.appending(bytes: directory).escapedDescription
+        let item = root.path.appending(bytes: first).escapedDescription
+        let items = inside.count == 1 ? "an item" : "\(inside.count) items"
+        let which = inside.count == 1 ? item : "the first: \(item)"
+        diagnostics.report(
+          "\(name): holds \(items) excluded from backups (\(which)); with ROOT /, COMMAND "
+            + "gets \(name) as it is (bound back, as /proc, /sys, /dev, /run and /tmp are, for "
+            + "its sockets, locks and temporary files), so the view would show them: remove "
+            + "them or their marks, or give the directories below / as ROOTs; nothing was run")
+      }
+    }
     // A ROOT's view is mounted before the view of a ROOT inside it.
     viewRoots = addMountPoints(viewRoots, diagnostics)
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw ExitCode.failure }
 
     do throws(SkipBackupError) {
-      let privilege = MountNamespace.Privilege.current
       try MountNamespace.enter(privilege)
+      // The real /proc, /sys, /dev, /run and /tmp, copied before the view
+      // of / covers them.
+      let systemRoot = try viewRoots.contains(where: \.isSystemRoot) ? SystemRoot() : nil
       // A view inside another (a filesystem mounted inside a ROOT) is
       // reached from the one it is in, by descriptor, never by its path
       // again: mountinfo named it, and a directory on the way may have
@@ -157,7 +190,7 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       try ToolState(roots: viewRoots)?.pass()
       let layer = try WhiteoutLayer()
       let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
-        try layer.build(root, index: index, real: reals[index])
+        try layer.build(root, index: index, real: reals[index], privilege: privilege)
       }
       var views: [CInt] = []
       for (index, root) in viewRoots.enumerated() {
@@ -178,6 +211,13 @@ struct RunCommand: ParsableCommand, MountPointHelp {
             try OverlayView.mount(
               root, layer: parts[index], real: reals[index], privilege: privilege))
         }
+        if root.isSystemRoot { try systemRoot?.bind(onto: views[index]) }
+        for file in root.fileMounts {
+          try MountedFile.bind(file, root: root, real: reals[index], view: views[index])
+        }
+      }
+      if let root = viewRoots.firstIndex(where: \.isSystemRoot) {
+        try SystemRoot.enter(views[root])
       }
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
     } catch {
@@ -253,15 +293,22 @@ struct RunCommand: ParsableCommand, MountPointHelp {
   }
 
   /// The overlay shows a directory's own contents, never what is mounted
-  /// below it. Without -x each directory where another filesystem is
-  /// mounted inside a ROOT's view becomes a view of its own, with the
-  /// marks the walk found in it (the walk, as list's, entered it), mounted
-  /// over the ROOT's; with -x it shows as the directory it is mounted on,
-  /// as list -x lists it, except a directory bind-mounted from the ROOT's
-  /// own filesystem, which list enters, and which is refused. A file
-  /// mounted on a file (a container's /etc/hosts) shows as the file below
-  /// it: the same path. Returns every view to mount, a ROOT before the
-  /// views inside it.
+  /// below it, so each mount point inside a ROOT's view (not inside an
+  /// excluded item) is shown as `list` reads it:
+  ///
+  /// - a directory, without -x: a view of its own, with the marks the walk
+  ///   found in it (the walk, as list's, entered it), mounted over the
+  ///   ROOT's;
+  /// - a directory, with -x: the empty directory list -x lists (an opaque
+  ///   directory in the layer, with the mounted root's metadata, as `stat`
+  ///   shows it to users), except a directory bind-mounted from the ROOT's
+  ///   own filesystem, which list -x enters, and which is refused;
+  /// - a file mounted on a file: the mounted file, bound over the view
+  ///   (the walk read its marks, and hid it if it is marked);
+  /// - in the view of /, /proc, /sys, /dev, /run, /tmp and what is mounted
+  ///   below them: bound back as they are (``SystemRoot``).
+  ///
+  /// Returns every view to mount, a ROOT before the views inside it.
   private func addMountPoints(_ given: [ViewRoot], _ diagnostics: Diagnostics) -> [ViewRoot] {
     let points: [[UInt8]]
     do throws(SkipBackupError) {
@@ -271,13 +318,13 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       return given
     }
     var roots = given
+    func relative(_ point: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
+      path(point[...], below: root.path.bytes)
+    }
     // With -x no view is added, so each ROOT's device is looked up once.
     let devices =
       tree.oneFileSystem
       ? roots.map { try? FileItem(path: $0.path, followSymbolicLinks: false).status().st_dev } : []
-    func relative(_ point: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
-      path(point[...], below: root.path.bytes)
-    }
     var seen: Set<[UInt8]> = []
     for point in points.sorted(by: { $0.count < $1.count }) where seen.insert(point).inserted {
       if roots.contains(where: { $0.path.bytes == point }) { continue }
@@ -287,14 +334,22 @@ struct RunCommand: ParsableCommand, MountPointHelp {
           roots[$0].path.bytes.count < roots[$1].path.bytes.count
         }),
         let inside = relative(point, to: roots[owner]),
-        !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) })
+        !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) }),
+        !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
+        !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
       else { continue }
       let mountPoint = FilePath(bytes: point)
-      guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status(),
-        inner.st_mode & S_IFMT == S_IFDIR
+      guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status()
       else { continue }
+      guard inner.st_mode & S_IFMT == S_IFDIR else {
+        roots[owner].fileMounts.append(Array(inside))
+        continue
+      }
       if tree.oneFileSystem {
-        guard inner.st_dev == devices[owner] else { continue }
+        guard inner.st_dev == devices[owner] else {
+          roots[owner].emptied.append(Array(inside))
+          continue
+        }
         diagnostics.report(
           "\(mountPoint.escapedDescription): a directory bind-mounted from "
             + "\(roots[owner].path.escapedDescription)'s own filesystem, which list -x enters "
@@ -312,6 +367,34 @@ struct RunCommand: ParsableCommand, MountPointHelp {
       roots.append(ViewRoot(path: mountPoint, hidden: mine))
     }
     return roots
+  }
+
+  /// Refuses, before the walk, each ROOT with a filesystem mounted below
+  /// it when the view is made in a user namespace: overlayfs clones its
+  /// lower layer privately, and the kernel clones no directory that covers
+  /// a mount inherited from another user namespace (clone_private_mount:
+  /// has_locked_children, EINVAL; every mount is inherited so). What the
+  /// mount hides is not the user's to see, with -x or without.
+  private func refuseCoveredMounts(_ roots: [ViewRoot], _ diagnostics: Diagnostics) {
+    let points: [[UInt8]]
+    do throws(SkipBackupError) {
+      points = try MountTable.mountPoints()
+    } catch {
+      diagnostics.report(error)
+      return
+    }
+    for root in roots {
+      guard
+        let point = points.filter({ path($0[...], below: root.path.bytes) != nil })
+          .min(by: { $0.count < $1.count })
+      else { continue }
+      diagnostics.report(
+        "\(root.path.escapedDescription): a filesystem is mounted below it, at "
+          + "\(FilePath(bytes: point).escapedDescription), and the kernel lets no overlay made "
+          + "by an ordinary user cover a mount, with -x or without (overlayfs: \"failed to "
+          + "clone lowerpath\"): run as root, or give the directories beside the mount as "
+          + "ROOTs; nothing was run")
+    }
   }
 
   /// One line: what failed, and why, for the calls that make the view.
@@ -343,8 +426,14 @@ struct RunCommand: ParsableCommand, MountPointHelp {
     case (.fsconfig, .invalidArgument), (.fsconfig, .notSupported), (.fsconfig, .notPermitted):
       return
         "\(path): overlayfs refuses this directory as a lower layer: it is on a filesystem overlayfs cannot use under it (another overlay stacked too deep, FUSE, NFS, or one without the needed features), or mounting it is not allowed in this namespace \(detail); -x leaves a filesystem mounted below ROOT out; see docs/backups.md"
-    case (.mount, _), (.fsopen, _), (.fsconfig, _), (.fsmount, _), (.moveMount, _):
+    case (.mount, _), (.fsopen, _), (.fsconfig, _), (.fsmount, _), (.moveMount, _),
+      (.openTree, _), (.mountSetattr, _):
       return "\(path): cannot mount the view \(detail)"
+    case (.fchdir, _), (.chroot, _):
+      return "cannot make the view of / COMMAND's root directory \(detail)"
+    case (.setInodeFlags, .notPermitted):
+      return
+        "\(path): its immutable or append-only flag (chattr +i, +a) cannot be given to the view's layer: only root may set them (CAP_LINUX_IMMUTABLE, which a user namespace lacks) \(detail); run as root; nothing was run"
     case (.mknodat, _), (.mkdirat, _):
       return "\(path): cannot make its whiteout in the view's layer (tmpfs) \(detail)"
     case (.setxattr, .notSupported), (.fsetxattr, .notSupported), (.setxattrat, .notSupported):
