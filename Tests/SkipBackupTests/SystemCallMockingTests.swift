@@ -195,6 +195,10 @@ import Testing
         case .dup: return outcome(system_dup(-1))
         case .dup2: return outcome(system_dup2(-1, 1))
         case .setenv: return outcome(system_setenv("", "", 0))
+        case .fchdir: return outcome(system_fchdir(-1))
+        case .chroot: return outcome(system_chroot(missing))
+        case .openTree: return outcome(system_open_tree(-1, missing, 0))
+        case .mountSetattr: return outcome(system_mount_setattr(-1, missing, 0, 0))
         }
       }
     }
