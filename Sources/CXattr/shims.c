@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CXattr.h"
 
+#include <attr/error_context.h>
 #include <errno.h>
 #include <linux/btrfs.h>
 #include <sched.h>
@@ -54,6 +55,41 @@ ssize_t cxattr_listxattrat(int dirfd, const char *path, unsigned int at_flags,
 int cxattr_removexattrat(int dirfd, const char *path, unsigned int at_flags,
                          const char *name) {
   return (int)syscall(__NR_removexattrat, dirfd, path, at_flags, name);
+}
+
+// The context libattr reports a failure to read /etc/xattr.conf through:
+// the error callback keeps errno (EINVAL for a line it cannot parse, which
+// libattr sets before the call), and names are not quoted, since the
+// message is never printed.
+struct cxattr_conf_error {
+  struct error_context context;
+  int errno_value;
+};
+
+static void cxattr_conf_error_record(struct error_context *context, const char *format, ...) {
+  (void)format;
+  ((struct cxattr_conf_error *)context)->errno_value = errno != 0 ? errno : EINVAL;
+}
+
+static const char *cxattr_conf_error_quote(struct error_context *context, const char *name) {
+  (void)context;
+  return name;
+}
+
+static void cxattr_conf_error_quote_free(struct error_context *context, const char *name) {
+  (void)context;
+  (void)name;
+}
+
+int cxattr_attr_copy_action(const char *name) {
+  struct cxattr_conf_error failure = {
+      {cxattr_conf_error_record, cxattr_conf_error_quote, cxattr_conf_error_quote_free}, 0};
+  int action = attr_copy_action(name, &failure.context);
+  if (failure.errno_value != 0) {
+    errno = failure.errno_value;
+    return -1;
+  }
+  return action;
 }
 
 ssize_t cxattr_getdents64(int fd, void *buffer, size_t size) {

@@ -48,7 +48,7 @@ package struct Explanation {
       above.append(Set(found.names))
       if nearest == nil && !found.isEmpty {
         nearest = (
-          UnsafeRawBufferPointer(start: directory, count: strlen(directory)).map { $0 }, found
+          bytes(ofCString: directory), found
         )
       }
       return true

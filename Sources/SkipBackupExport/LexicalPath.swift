@@ -52,16 +52,13 @@ package enum LexicalPath {
     guard let dot = try? FileItem(path: ".", followSymbolicLinks: true).status() else {
       return nil
     }
-    if let pwd = system_getenv("PWD"), pwd.pointee == CChar(bitPattern: slash) {
-      let named = try? FileItem(path: FilePath(platformString: pwd), followSymbolicLinks: true)
-        .status()
-      if let named, named.st_dev == dot.st_dev, named.st_ino == dot.st_ino {
-        return Array(UnsafeRawBufferPointer(start: pwd, count: strlen(pwd)))
-      }
+    if let pwd = environmentValue("PWD"), pwd.first == slash {
+      let named = try? FileItem(path: FilePath(bytes: pwd), followSymbolicLinks: true).status()
+      if let named, named.st_dev == dot.st_dev, named.st_ino == dot.st_ino { return pwd }
     }
-    guard let directory = system_getcwd() else { return nil }
-    defer { free(directory) }
-    return Array(UnsafeRawBufferPointer(start: directory, count: strlen(directory)))
+    guard case .success(let directory) = valueOrErrno({ system_getcwd() }) else { return nil }
+    defer { system_free(directory) }
+    return bytes(ofCString: directory)
   }
 
   /// Python's `posixpath.normpath`: like Go's `Clean`, except that exactly

@@ -106,7 +106,8 @@ package final class Output {
   package func write(_ path: FilePath, terminator: UInt8) {
     path.withPlatformString { pointer in
       let bytes = UnsafeBufferPointer(
-        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)
+        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+        count: cStringLength(pointer)
       )
       // A NUL-terminated record (`-0`) is for programs: always its bytes.
       if terminator == 0 { write(UnsafeRawBufferPointer(bytes)) } else { writeName(bytes) }
@@ -180,9 +181,9 @@ package enum OutputFailure {
       return !ending
     }
     // A second thread whose output failed too waits here for the first one's exit.
-    if !first { while true { pause() } }
+    if !first { while true { system_pause() } }
     _ = OutputDescriptor.writeAll(
       "skipbackup: write error: \(errno.description)\n", to: errors)
-    exit(1)
+    system_exit(1)
   }
 }

@@ -1,3 +1,4 @@
+import SkipBackupCore
 import SystemPackage
 
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ package struct PathList: ~Copyable {
   /// The longest path a system call takes, its NUL included (`PATH_MAX`).
   package static let longestPath = 4096
 
-  private let descriptor: FileDescriptor
+  private let descriptor: CInt
   private let closes: Bool
   private let separator: UInt8
   private var buffer: [UInt8] = []
@@ -40,29 +41,23 @@ package struct PathList: ~Copyable {
   private var skipping: Int?
 
   /// Opens `file`; `-` is standard input.
+  ///
+  /// The corresponding C function is `openat(2)`.
   package init(file: FilePath, separator: UInt8) throws(Errno) {
     if file == "-" {
-      descriptor = .standardInput
+      descriptor = STDIN_FILENO
       closes = false
     } else {
-      descriptor = try Self.open(file)
+      descriptor = try file.withCString { file in
+        valueOrErrno { system_openat(MountFlag.atWorkingDirectory, file, O_RDONLY | O_CLOEXEC, 0) }
+      }.get()
       closes = true
     }
     self.separator = separator
   }
 
-  private static func open(_ file: FilePath) throws(Errno) -> FileDescriptor {
-    do {
-      return try FileDescriptor.open(file, .readOnly, options: .closeOnExec)
-    } catch let error as Errno {
-      throw error
-    } catch {
-      throw .ioError
-    }
-  }
-
   deinit {
-    if closes { try? descriptor.close() }
+    if closes { _ = system_close(descriptor) }
   }
 
   /// The next path, or `nil` at the end. Empty records are passed over.
@@ -104,36 +99,31 @@ package struct PathList: ~Copyable {
     }
   }
 
-  /// The first `byte` in `buffer` from `index` on: `memchr`, which a
-  /// megabytes-long line needs (a byte-by-byte search ran at about 170 ns
-  /// a byte in a debug build).
+  /// The first `byte` in `buffer` from `index` on.
   private static func index(of byte: UInt8, in buffer: [UInt8], from index: Int) -> Int? {
-    buffer.withUnsafeBytes { bytes in
-      guard index < bytes.count else { return nil }
-      let found = memchr(bytes.baseAddress! + index, CInt(byte), bytes.count - index)
-      return found.map { bytes.baseAddress!.distance(to: UnsafeRawPointer($0)) }
-    }
+    buffer.withUnsafeBytes { $0.firstIndex(of: byte, from: index) }
   }
 
   private static let chunk = [UInt8](repeating: 0, count: 64 * 1024)
 
   /// Reads what comes next onto the end of the buffer.
+  ///
+  /// The corresponding C function is `read(2)`.
   private mutating func fill() throws(Errno) {
     let old = buffer.count
     // An array's bytes are copied at once; a repeatElement was added one
     // element at a time (most of the time a long line took, in perf).
     buffer.append(contentsOf: Self.chunk)
+    let descriptor = descriptor
+    let read = buffer.withUnsafeMutableBytes { bytes in
+      valueOrErrno { system_read(descriptor, bytes.baseAddress! + old, bytes.count - old) }
+    }
     let count: Int
-    do {
-      count = try buffer.withUnsafeMutableBytes { bytes in
-        try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[old...]))
-      }
-    } catch let error as Errno {
+    switch read {
+    case .success(let value): count = value
+    case .failure(let errno):
       buffer.removeLast(64 * 1024)
-      throw error
-    } catch {
-      buffer.removeLast(64 * 1024)
-      throw .ioError
+      throw errno
     }
     buffer.removeLast(64 * 1024 - count)
     if count == 0 { finished = true }

@@ -32,7 +32,7 @@ package final class Progress: Sendable {
     self.isEnabled = enabled && streams.errorsAreTerminal
     errors = streams.errors
     self.start = Self.now()
-    if isEnabled { ProgressLineOnScreen.eraseOnTermination() }
+    if isEnabled { TerminalLineOnScreen.eraseOnTermination() }
   }
 
   /// Adds `count` items; redraws when enough time has passed.
@@ -44,7 +44,7 @@ package final class Progress: Sendable {
       guard now - display.lastDrawn >= 0.2 else { return }
       display.lastDrawn = now
       display.shown = true
-      ProgressLineOnScreen.flag.store(true, ordering: .relaxed)
+      TerminalLineOnScreen.flag.store(true, ordering: .relaxed)
       let rate = Int(Double(total) / (now - start))
       draw("\rskipbackup: \(Self.grouped(total)) items, \(Self.grouped(rate)) items/s\u{1B}[K")
     }
@@ -55,7 +55,7 @@ package final class Progress: Sendable {
     display.withLock { display in
       guard display.shown else { return }
       display.shown = false
-      ProgressLineOnScreen.flag.store(false, ordering: .relaxed)
+      TerminalLineOnScreen.flag.store(false, ordering: .relaxed)
       draw("\r\u{1B}[K")
     }
   }
@@ -79,38 +79,5 @@ package final class Progress: Sendable {
       result.append(digit)
     }
     return result
-  }
-}
-
-/// Whether a progress line is on the terminal, for the handler of SIGINT
-/// and SIGTERM, which may not take a lock: it erases the line with one
-/// `write(2)`, puts the signal's default action back and raises it again.
-package enum ProgressLineOnScreen {
-  package static let flag = Atomic<Bool>(false)
-  private static let erase: StaticString = "\r\u{1B}[K"
-
-  /// Installs the handler, except for a signal that is ignored (`nohup`).
-  package static func eraseOnTermination() {
-    // Both initialized here, never first in the handler.
-    _ = flag.load(ordering: .relaxed)
-    _ = erase.utf8CodeUnitCount
-    for signal in [SIGINT, SIGTERM] {
-      var old = sigaction()
-      guard system_sigaction(signal, nil, &old) == 0, old.__sigaction_handler.sa_handler == nil  // SIG_DFL
-      else { continue }
-      var action = sigaction()
-      action.__sigaction_handler.sa_handler = { signal in
-        if ProgressLineOnScreen.flag.load(ordering: .relaxed) {
-          // write(2) itself, not system_write: in a debug build the wrapper
-          // looks for a mocking driver, which a signal handler may not do.
-          let erase = ProgressLineOnScreen.erase
-          _ = write(STDERR_FILENO, erase.utf8Start, erase.utf8CodeUnitCount)
-        }
-        Glibc.signal(signal, SIG_DFL)
-        raise(signal)
-      }
-      sigemptyset(&action.sa_mask)
-      _ = system_sigaction(signal, &action, nil)
-    }
   }
 }

@@ -123,7 +123,7 @@ package struct SizedWalk {
     if parentLength == 0 { parentLength = 1 }  // the root `/`
     if let top = frames.last, top.depth == entry.depth - 1, top.length == parentLength,
       chainPath.withUnsafeBufferPointer({
-        memcmp($0.baseAddress!, path.baseAddress!, parentLength) == 0
+        bytesEqual($0.baseAddress!, path.baseAddress!, count: parentLength)
       })
     {
       frames[frames.count - 1].sawEntry = true

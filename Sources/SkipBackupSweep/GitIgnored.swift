@@ -65,13 +65,12 @@ package final class GitIgnored: Sendable {
       "GIT_OPTIONAL_LOCKS=0",
     ].map { Array($0.utf8) }
     for name in ["HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE"] {
-      guard let value = system_getenv(name) else { continue }
-      variables.append(
-        Array("\(name)=".utf8) + Array(UnsafeRawBufferPointer(start: value, count: strlen(value))))
+      guard let value = environmentValue(name) else { continue }
+      variables.append(Array("\(name)=".utf8) + value)
     }
-    let path = system_getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-    let absolute = path.split(separator: ":").filter { $0.hasPrefix("/") }.joined(separator: ":")
-    variables.append(Array("PATH=\(absolute)".utf8))
+    let path = environmentValue("PATH") ?? Array("/usr/bin:/bin".utf8)
+    let absolute = path.split(separator: UInt8(ascii: ":")).filter { $0.first == UInt8(ascii: "/") }
+    variables.append(Array("PATH=".utf8) + Array(absolute.joined(separator: [UInt8(ascii: ":")])))
     return variables
   }
 

@@ -116,9 +116,8 @@ package struct SweepRules: Sendable {
 
     /// The variable's bytes, or `nil` when it is unset or empty (the XDG rule).
     package static func variable(_ name: String) -> [UInt8]? {
-      guard let value = system_getenv(name) else { return nil }
-      let bytes = Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
-      return bytes.isEmpty ? nil : bytes
+      guard let bytes = environmentValue(name), !bytes.isEmpty else { return nil }
+      return bytes
     }
   }
 

@@ -27,14 +27,14 @@ package struct SweepRun: Sendable {
   /// Show no progress line (`-q`).
   package var quiet = false
   package var format: OutputFormat = .text
-  /// Where the report goes: standard output, or a test's file.
-  package var output: OutputSink = .standardOutput
+  /// Where the report and the diagnostics go.
+  package var streams: Streams = .standard
 
   package init(
     roots: [FilePath], undo: Bool = false, listRules: Bool = false, rulesFile: FilePath? = nil,
     builtInRules: Bool = true, mechanisms: MechanismSet? = nil, oneFileSystem: Bool = false,
     dryRun: Bool = false, verbose: Bool = false, quiet: Bool = false, format: OutputFormat = .text,
-    output: OutputSink = .standardOutput
+    streams: Streams = .standard
   ) {
     self.roots = roots
     self.undo = undo
@@ -47,7 +47,7 @@ package struct SweepRun: Sendable {
     self.verbose = verbose
     self.quiet = quiet
     self.format = format
-    self.output = output
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
@@ -68,7 +68,7 @@ package struct SweepRun: Sendable {
 
     var git: GitIgnored?
     if !undo, let index = table.gitignoreRule {
-      guard let program = findProgram("git") else {
+      guard let program = findProgram(Array("git".utf8)) else {
         diagnostics.report(
           "gitignore (\(table.rules[index].origin)): git is not on PATH, and this rule asks git what it ignores; nothing was changed"
         )
@@ -80,11 +80,10 @@ package struct SweepRun: Sendable {
     let sweep = SweepPlan(
       mode: undo ? .undo : .sweep, table: table, mechanisms: written, dryRun: dryRun,
       verbose: verbose, format: format, git: git, oneFileSystem: oneFileSystem)
-    let sink = output
-    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+    let run = WalkRun(streams: streams, showsProgress: !quiet) { diagnostics, progress in
       SweepVisitor(
         run: sweep,
-        reporter: Reporter(output: Output(sink: sink), diagnostics: diagnostics, progress: progress)
+        reporter: Reporter(diagnostics: diagnostics, progress: progress)
       )
     }
     // A ROOT (or $HOME) that is a link to a directory is what the user means
@@ -218,7 +217,7 @@ package struct SweepRun: Sendable {
   }
 
   private func printRules(_ rules: SweepRules) {
-    let output = Output(sink: self.output)
+    let output = Output(streams: streams)
     let rows =
       rules.rules.map { ($0.name, $0.definition, $0.origin) }
       + rules.keeps.map { ($0.argument, $0.definition, $0.origin) }

@@ -9,9 +9,10 @@ import SystemPackage
 /// `path` (NUL-terminated) with every symbolic link, `.` and `..` resolved,
 /// NUL-terminated: the one place that calls `realpath(3)`.
 package func resolvingPath(_ path: UnsafePointer<CChar>) -> Result<[CChar], Errno> {
-  guard let resolved = system_realpath(path, nil) else { return .failure(.current) }
-  defer { system_free(resolved) }
-  return .success(Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved) + 1)))
+  valueOrErrno { system_realpath(path, nil) }.map { resolved in
+    defer { system_free(resolved) }
+    return Array(UnsafeBufferPointer(start: resolved, count: cStringLength(resolved) + 1))
+  }
 }
 
 /// `path` with every symbolic link, `.` and `..` resolved, or `nil` when it

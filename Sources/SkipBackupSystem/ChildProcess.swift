@@ -1,4 +1,3 @@
-// swift-format-ignore-file: AlwaysUseLowerCamelCase
 import SystemPackage
 
 #if canImport(Glibc)
@@ -15,23 +14,34 @@ package struct ProgramResult: Sendable {
   package var errorOutput: [UInt8]
 }
 
-/// The first file called `name` on `PATH` that this process may execute,
-/// as a shell finds it; `nil` when there is none.
+/// The value of the environment variable `name`, as bytes (a path in it
+/// need not be UTF-8); `nil` when it is not set.
 ///
-/// The corresponding C function is `access(2)`.
-package func findProgram(_ name: String) -> FilePath? {
-  guard let variable = system_getenv("PATH") else { return nil }
-  let path = String(cString: variable)
-  for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
-    let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
-    if candidate.withCString({ system_access($0, X_OK) }) == 0 {
+/// The corresponding C function is `getenv(3)`.
+package func environmentValue(_ name: String) -> [UInt8]? {
+  system_getenv(name).map { bytes(ofCString: $0) }
+}
+
+/// The first file called `name` in the directories of `search` (`PATH`'s
+/// value, by default) that this process may execute, as a shell finds it;
+/// `nil` when there is none. The entries are bytes, as every path: a
+/// directory whose name is not UTF-8 is searched.
+///
+/// The corresponding C functions are `access(2)` and `fstatat(2)`.
+package func findProgram(
+  _ name: [UInt8], searching search: [UInt8]? = environmentValue("PATH")
+) -> FilePath? {
+  guard let path = search else { return nil }
+  for directory in path.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false) {
+    let candidate =
+      (directory.isEmpty ? [UInt8(ascii: ".")] : Array(directory)) + [UInt8(ascii: "/")] + name
+    let found = withCString(bytes: candidate) { candidate in
       var status = stat()
-      if candidate.withCString({ system_stat($0, &status) }) == 0,
-        status.st_mode & S_IFMT == S_IFREG
-      {
-        return FilePath(candidate)
-      }
+      return valueOrErrno { system_access(candidate, X_OK) }.isSuccess
+        && valueOrErrno { system_fstatat(AT_FDCWD, candidate, &status, 0) }.isSuccess
+        && status.st_mode & S_IFMT == S_IFREG
     }
+    if found { return FilePath(bytes: candidate) }
   }
   return nil
 }
@@ -47,44 +57,34 @@ package func findProgram(_ name: String) -> FilePath? {
 package func runProgram(
   _ program: FilePath, arguments: [[UInt8]], environment: [[UInt8]]
 ) throws(SkipBackupError) -> ProgramResult {
-  func failure(_ call: SystemCall) -> SkipBackupError {
-    SkipBackupError(call, Errno.current, path: program)
+  func spawnStep(_ call: SystemCall, _ code: CInt) throws(SkipBackupError) {
+    guard code == 0 else { throw SkipBackupError(call, Errno(returned: code), path: program) }
   }
   var outPipe: [CInt] = [-1, -1]
   var errPipe: [CInt] = [-1, -1]
-  guard system_pipe2(&outPipe, O_CLOEXEC) == 0 else { throw failure(.pipe2) }
+  _ = try valueOrErrno { system_pipe2(&outPipe, O_CLOEXEC) }.get(.pipe2, program)
   defer { for fd in outPipe where fd >= 0 { _ = system_close(fd) } }
-  guard system_pipe2(&errPipe, O_CLOEXEC) == 0 else { throw failure(.pipe2) }
+  _ = try valueOrErrno { system_pipe2(&errPipe, O_CLOEXEC) }.get(.pipe2, program)
   defer { for fd in errPipe where fd >= 0 { _ = system_close(fd) } }
 
   var actions = posix_spawn_file_actions_t()
-  _ = system_posix_spawn_file_actions_init(&actions)
-  defer { _ = system_posix_spawn_file_actions_destroy(&actions) }
-  _ = system_posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-  _ = system_posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-  _ = system_posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+  try spawnStep(.posixSpawnFileActionsInit, system_posix_spawn_file_actions_init(&actions))
+  defer { system_posix_spawn_file_actions_destroy(&actions) }
+  try spawnStep(
+    .posixSpawnFileActionsAddopen,
+    system_posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0))
+  try spawnStep(
+    .posixSpawnFileActionsAdddup2, system_posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1))
+  try spawnStep(
+    .posixSpawnFileActionsAdddup2, system_posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2))
 
-  let programBytes = program.withCString {
-    Array(UnsafeBufferPointer(start: $0, count: strlen($0) + 1))
-  }
-  var argv: [UnsafeMutablePointer<CChar>?] = []
-  argv.append(programBytes.withUnsafeBufferPointer { system_strdup($0.baseAddress!) })
-  argv += arguments.map(cStringCopy)
-  argv.append(nil)
-  defer { for pointer in argv { system_free(pointer) } }
-  var envp = environment.map(cStringCopy)
-  envp.append(nil)
-  defer { for pointer in envp { system_free(pointer) } }
-
+  let path = program.bytes
+  let argv = CStringArray([path] + arguments)
+  let envp = CStringArray(environment)
   var pid = pid_t()
-  let spawned = programBytes.withUnsafeBufferPointer { path in
-    envp.withUnsafeMutableBufferPointer { envp in
-      system_posix_spawn(&pid, path.baseAddress!, &actions, argv, envp.baseAddress)
-    }
-  }
-  guard spawned == 0 else {
-    throw SkipBackupError(.posixSpawn, Errno(returned: spawned), path: program)
-  }
+  try spawnStep(
+    .posixSpawn,
+    system_posix_spawn(&pid, argv.pointers[0]!, &actions, argv.pointers, envp.pointers))
   _ = system_close(outPipe[1])
   outPipe[1] = -1
   _ = system_close(errPipe[1])
@@ -98,30 +98,24 @@ package func runProgram(
       pollfd(fd: open[0] ? outPipe[0] : -1, events: Int16(POLLIN), revents: 0),
       pollfd(fd: open[1] ? errPipe[0] : -1, events: Int16(POLLIN), revents: 0),
     ]
-    let ready = system_poll(&fds, 2, -1)
-    if ready < 0 {
-      if Errno.current == .interrupted { continue }
-      break
-    }
+    guard case .success = valueOrErrno({ system_poll(&fds, 2, -1) }) else { break }
     for index in 0..<2 where open[index] && fds[index].revents != 0 {
-      let count = buffer.withUnsafeMutableBytes {
-        system_read(fds[index].fd, $0.baseAddress, $0.count)
+      let read = buffer.withUnsafeMutableBytes { buffer in
+        valueOrErrno { system_read(fds[index].fd, buffer.baseAddress, buffer.count) }
       }
-      if count > 0 {
+      switch read {
+      case .success(let count) where count > 0:
         if index == 0 {
           result.output += buffer[..<count]
         } else {
           result.errorOutput += buffer[..<count]
         }
-      } else if count == 0 || Errno.current != .interrupted {
-        open[index] = false
+      case .success, .failure: open[index] = false
       }
     }
   }
   var status: CInt = 0
-  while system_waitpid(pid, &status, 0) < 0 {
-    if Errno.current != .interrupted { throw failure(.waitpid) }
-  }
+  _ = try valueOrErrno { system_waitpid(pid, &status, 0) }.get(.waitpid, program)
   // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
   if status & 0x7F == 0 {
     result.status = (status >> 8) & 0xFF
@@ -131,80 +125,45 @@ package func runProgram(
   return result
 }
 
-/// A C string holding `bytes`, to give back with ``system_free(_:)``.
-package func cStringCopy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
-  (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
-    system_strdup($0.baseAddress!)
+/// NUL-terminated copies of byte strings and the `NULL`-terminated array of
+/// pointers to them that `posix_spawn(3)` takes as `argv` and `envp`, held
+/// in memory of Swift's own for as long as the value lives.
+package struct CStringArray: ~Copyable {
+  package let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+
+  package init(_ strings: [[UInt8]]) {
+    pointers = .allocate(capacity: strings.count + 1)
+    for (index, string) in strings.enumerated() {
+      let copy = UnsafeMutablePointer<CChar>.allocate(capacity: string.count + 1)
+      string.withUnsafeBytes { bytes in
+        guard let start = bytes.baseAddress else { return }
+        UnsafeMutableRawPointer(copy).copyMemory(from: start, byteCount: bytes.count)
+      }
+      copy[string.count] = 0
+      pointers[index] = copy
+    }
+    pointers[strings.count] = nil
+  }
+
+  deinit {
+    var index = 0
+    while let string = pointers[index] {
+      string.deallocate()
+      index += 1
+    }
+    pointers.deallocate()
   }
 }
 
-// MARK: - The raw calls (kept beside their one user, out of Syscalls.swift's way)
-
-/// The corresponding C function is `strdup(3)`.
-internal func system_strdup(_ string: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
-  strdup(string)
+/// Calls `body` with `bytes` as a C string.
+package func withCString<R>(bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+  (bytes + [0]).withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
 }
 
-/// The corresponding C function is `free(3)`.
-package func system_free(_ pointer: UnsafeMutableRawPointer?) {
-  free(pointer)
-}
-
-/// The corresponding C function is `access(2)`.
-internal func system_access(_ path: UnsafePointer<CChar>, _ mode: CInt) -> CInt {
-  access(path, mode)
-}
-
-/// The corresponding C function is `stat(2)`.
-internal func system_stat(_ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<stat>)
-  -> CInt
-{
-  stat(path, buffer)
-}
-
-/// The corresponding C function is `waitpid(2)`.
-package func system_waitpid(_ pid: pid_t, _ status: UnsafeMutablePointer<CInt>, _ options: CInt)
-  -> pid_t
-{
-  waitpid(pid, status, options)
-}
-
-/// The corresponding C function is `posix_spawn(3)`.
-internal func system_posix_spawn(
-  _ pid: UnsafeMutablePointer<pid_t>, _ path: UnsafePointer<CChar>,
-  _ actions: UnsafePointer<posix_spawn_file_actions_t>,
-  _ argv: [UnsafeMutablePointer<CChar>?],
-  _ environment: UnsafePointer<UnsafeMutablePointer<CChar>?>?
-) -> CInt {
-  var argv = argv
-  return posix_spawn(pid, path, actions, nil, &argv, environment)
-}
-
-/// The corresponding C function is `posix_spawn_file_actions_init(3)`.
-internal func system_posix_spawn_file_actions_init(
-  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
-) -> CInt {
-  posix_spawn_file_actions_init(actions)
-}
-
-/// The corresponding C function is `posix_spawn_file_actions_destroy(3)`.
-internal func system_posix_spawn_file_actions_destroy(
-  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
-) -> CInt {
-  posix_spawn_file_actions_destroy(actions)
-}
-
-/// The corresponding C function is `posix_spawn_file_actions_addopen(3)`.
-internal func system_posix_spawn_file_actions_addopen(
-  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: CInt,
-  _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t
-) -> CInt {
-  posix_spawn_file_actions_addopen(actions, fd, path, flags, mode)
-}
-
-/// The corresponding C function is `posix_spawn_file_actions_adddup2(3)`.
-internal func system_posix_spawn_file_actions_adddup2(
-  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: CInt, _ target: CInt
-) -> CInt {
-  posix_spawn_file_actions_adddup2(actions, fd, target)
+extension Result {
+  /// Whether the call succeeded.
+  package var isSuccess: Bool {
+    if case .success = self { return true }
+    return false
+  }
 }

@@ -108,8 +108,10 @@ import SystemPackage
     /// A malformed entry stops the process: a test whose forced error or
     /// race was never installed must not pass.
     package static func installFromEnvironment() {
-      let forced = system_getenv("SKIPBACKUP_FORCE_ERRNO").map { String(cString: $0) }
-      let races = system_getenv("SKIPBACKUP_RACE").map { String(cString: $0) }
+      let forced = environmentValue("SKIPBACKUP_FORCE_ERRNO").map {
+        String(decoding: $0, as: UTF8.self)
+      }
+      let races = environmentValue("SKIPBACKUP_RACE").map { String(decoding: $0, as: UTF8.self) }
       guard forced != nil || races != nil else { return }
       let driver = MockingDriver()
       let names: [String: Errno] = [
@@ -146,7 +148,7 @@ import SystemPackage
     /// of the script fail with `ETXTBSY` (2 runs of the whole suite in
     /// about 10).
     fileprivate func performRaces(_ value: String) {
-      let path = system_getenv("PATH").map { "PATH=" + String(cString: $0) } ?? "PATH=/usr/bin:/bin"
+      let path = Array("PATH=".utf8) + (environmentValue("PATH") ?? Array("/usr/bin:/bin".utf8))
       for item in value.split(separator: ",") {
         let parts = item.split(separator: ":", maxSplits: 2)
         guard parts.count == 3, let call = SystemCall(rawValue: String(parts[0])),
@@ -156,7 +158,7 @@ import SystemPackage
         perform(before: call, number: number) {
           let result = Result { () throws(SkipBackupError) in
             try runProgram(
-              "/bin/sh", arguments: [Array(script.utf8)], environment: [Array(path.utf8)])
+              "/bin/sh", arguments: [Array(script.utf8)], environment: [path])
           }
           switch result {
           case .success(let ran) where ran.status == 0: break
@@ -228,6 +230,17 @@ internal func mocked<I: FixedWidthInteger>(_ call: SystemCall, _ body: () -> I) 
       Glibc.errno = forced.rawValue
       return -1
     }
+  #endif
+  return body()
+}
+
+/// ``mocked(_:_:)`` for a call that returns its error number rather than
+/// setting `errno` (`posix_spawn`, the `pthread` calls): under a driver that
+/// forces an errno on `call`, that number.
+@inline(__always)
+internal func mockedReturningErrno(_ call: SystemCall, _ body: () -> CInt) -> CInt {
+  #if ENABLE_MOCKING
+    if let forced = mockedErrno(call) { return forced.rawValue }
   #endif
   return body()
 }

@@ -66,6 +66,6 @@ package enum OutputDescriptor {
   ///
   /// The corresponding C function is `close(2)`.
   package static func close(_ descriptor: CInt) -> Result<Void, Errno> {
-    system_close(descriptor) == 0 ? .success(()) : .failure(Errno.current)
+    valueOrErrnoOnce { system_close(descriptor) }.map { _ in () }
   }
 }

@@ -1,9 +1,13 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
 // Every raw call the library makes, one `system_` function per C call and
-// no logic, in the manner of swift-system. In debug builds each one first
-// asks the mocking driver (Mocking.swift) whether to fail with a forced
-// errno; release builds compile that out. Errors are made from errno in one
-// place: `valueOrErrno` below.
+// no logic, in the manner of swift-system: no code outside this target
+// calls libc itself (scripts/lint checks it). In debug builds each wrapper
+// of a call that can fail first asks the mocking driver (Mocking.swift)
+// whether to fail with a forced errno, under its SystemCall case; release
+// builds compile that out. The few calls that cannot fail (exit, getenv,
+// the pthread mutex calls on default mutexes) say why, in a doc line that
+// begins "Cannot fail", and have no case. Errors are made from errno in
+// one place: `valueOrErrno` and `Result.get(_:_:attribute:)` below.
 
 import CXattr
 import SystemPackage
@@ -258,11 +262,15 @@ package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> C
 // MARK: - libattr
 
 /// What /etc/xattr.conf says of the attribute `name`: `ATTR_ACTION_SKIP`,
-/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one.
+/// `ATTR_ACTION_PERMISSIONS` (ACLs), or 0 for an ordinary one; -1 when the
+/// file is there but cannot be read or parsed.
 ///
-/// The corresponding C function is `attr_copy_action(3)` (libattr).
+/// The corresponding C function is `attr_copy_action(3)` (libattr), through
+/// CXattr, which gives it an error context: libattr answers 0 for every
+/// name when it cannot read or parse the file (`attr_copy_action.c`), and
+/// says why only through that context. Here that is -1 with the errno.
 package func system_attr_copy_action(_ name: UnsafePointer<CChar>) -> CInt {
-  attr_copy_action(name, nil)
+  mocked(.attrCopyAction) { cxattr_attr_copy_action(name) }
 }
 
 // MARK: - Process
@@ -291,11 +299,85 @@ package func system_pipe2(_ fds: UnsafeMutablePointer<CInt>, _ flags: CInt) -> C
   mocked(.pipe2) { cxattr_pipe2(fds, flags) }
 }
 
+/// The corresponding C function is `waitpid(2)`.
+package func system_waitpid(
+  _ pid: pid_t, _ status: UnsafeMutablePointer<CInt>, _ options: CInt
+) -> pid_t {
+  mocked(.waitpid) { waitpid(pid, status, options) }
+}
+
+/// The corresponding C function is `posix_spawn(3)`, with default
+/// attributes; it returns the error number rather than setting `errno`.
+package func system_posix_spawn(
+  _ pid: UnsafeMutablePointer<pid_t>, _ path: UnsafePointer<CChar>,
+  _ actions: UnsafePointer<posix_spawn_file_actions_t>,
+  _ argv: UnsafePointer<UnsafeMutablePointer<CChar>?>,
+  _ environment: UnsafePointer<UnsafeMutablePointer<CChar>?>
+) -> CInt {
+  mockedReturningErrno(.posixSpawn) { posix_spawn(pid, path, actions, nil, argv, environment) }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_init(3)`; it
+/// returns the error number.
+package func system_posix_spawn_file_actions_init(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
+) -> CInt {
+  mockedReturningErrno(.posixSpawnFileActionsInit) { posix_spawn_file_actions_init(actions) }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_addopen(3)`;
+/// it returns the error number.
+package func system_posix_spawn_file_actions_addopen(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: CInt,
+  _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t
+) -> CInt {
+  mockedReturningErrno(.posixSpawnFileActionsAddopen) {
+    posix_spawn_file_actions_addopen(actions, fd, path, flags, mode)
+  }
+}
+
+/// The corresponding C function is `posix_spawn_file_actions_adddup2(3)`;
+/// it returns the error number.
+package func system_posix_spawn_file_actions_adddup2(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: CInt, _ target: CInt
+) -> CInt {
+  mockedReturningErrno(.posixSpawnFileActionsAdddup2) {
+    posix_spawn_file_actions_adddup2(actions, fd, target)
+  }
+}
+
+/// Cannot fail on what `posix_spawn_file_actions_init` made: glibc frees
+/// the list and returns 0.
+///
+/// The corresponding C function is `posix_spawn_file_actions_destroy(3)`.
+package func system_posix_spawn_file_actions_destroy(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>
+) {
+  _ = posix_spawn_file_actions_destroy(actions)
+}
+
+/// The corresponding C function is `access(2)`.
+package func system_access(_ path: UnsafePointer<CChar>, _ mode: CInt) -> CInt {
+  mocked(.access) { access(path, mode) }
+}
+
+/// Cannot fail: `free(3)` returns nothing.
+///
+/// The corresponding C function is `free(3)`, for what `realpath(3)` and
+/// `getcwd(3)` allocate.
+package func system_free(_ pointer: UnsafeMutableRawPointer?) {
+  free(pointer)
+}
+
+/// Cannot fail: `umask(2)` always succeeds.
+///
 /// The corresponding C function is `umask(2)`.
 package func system_umask(_ mask: mode_t) -> mode_t {
   umask(mask)
 }
 
+/// Cannot fail: `getenv(3)` answers `NULL` for a variable that is not set, and only then.
+///
 /// The corresponding C function is `getenv(3)`.
 package func system_getenv(_ name: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {
   getenv(name)
@@ -309,16 +391,51 @@ package func system_getcwd() -> UnsafeMutablePointer<CChar>? {
 
 // MARK: - Terminal and time
 
+/// Cannot fail: `isatty(3)` answers 0 for "no" whatever the reason
+/// (`ENOTTY`, `EBADF`), and no caller asks why.
+///
 /// The corresponding C function is `isatty(3)`.
 package func system_isatty(_ fd: CInt) -> CInt {
   isatty(fd)
 }
 
+/// Cannot fail; does not return.
+///
+/// The corresponding C function is `exit(3)`.
+package func system_exit(_ status: CInt) -> Never {
+  exit(status)
+}
+
+/// Cannot fail: `pause(2)` returns only after a signal's handler ran.
+///
+/// The corresponding C function is `pause(2)`.
+package func system_pause() {
+  _ = pause()
+}
+
+/// Cannot fail on the clocks the callers name (`CLOCK_MONOTONIC_COARSE`, Linux 2.6.32): `EINVAL`
+/// is for a clock the kernel lacks.
+///
 /// The corresponding C function is `clock_gettime(2)`.
 package func system_clock_gettime(_ clock: clockid_t, _ time: UnsafeMutablePointer<timespec>)
   -> CInt
 {
   clock_gettime(clock, time)
+}
+
+/// Cannot fail: `sigemptyset(3)` refuses only a null set.
+///
+/// The corresponding C function is `sigemptyset(3)`.
+package func system_sigemptyset(_ set: UnsafeMutablePointer<sigset_t>) {
+  _ = sigemptyset(set)
+}
+
+/// Cannot fail for a signal number the kernel has: `sigaddset(3)` refuses
+/// only a number out of range, and callers pass `SIG*` constants.
+///
+/// The corresponding C function is `sigaddset(3)`.
+package func system_sigaddset(_ set: UnsafeMutablePointer<sigset_t>, _ signal: CInt) {
+  _ = sigaddset(set, signal)
 }
 
 /// The corresponding C function is `sigaction(2)`.
@@ -336,45 +453,53 @@ package func system_pthread_create(
   _ start: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
   _ argument: UnsafeMutableRawPointer?
 ) -> CInt {
-  #if ENABLE_MOCKING
-    if let errno = mockedErrno(.pthreadCreate) { return errno.rawValue }
-  #endif
-  return pthread_create(thread, nil, start, argument)
+  mockedReturningErrno(.pthreadCreate) { pthread_create(thread, nil, start, argument) }
 }
 
 /// The corresponding C function is `pthread_join(3)`.
 package func system_pthread_join(_ thread: pthread_t) -> CInt {
-  #if ENABLE_MOCKING
-    if let errno = mockedErrno(.pthreadJoin) { return errno.rawValue }
-  #endif
-  return pthread_join(thread, nil)
+  mockedReturningErrno(.pthreadJoin) { pthread_join(thread, nil) }
 }
 
+/// Cannot fail with default attributes: glibc checks only the attributes
+/// (nptl/pthread_mutex_init.c).
+///
 /// The corresponding C function is `pthread_mutex_init(3)`, with default attributes.
 package func system_pthread_mutex_init(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_init(mutex, nil)
 }
 
+/// Cannot fail on a mutex nobody holds, which is when the callers destroy it.
+///
 /// The corresponding C function is `pthread_mutex_destroy(3)`.
 package func system_pthread_mutex_destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_destroy(mutex)
 }
 
+/// Cannot fail on a default mutex: `EDEADLK` and `EAGAIN` are for error-checking and recursive
+/// ones.
+///
 /// The corresponding C function is `pthread_mutex_lock(3)`.
 package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_lock(mutex)
 }
 
+/// Cannot fail on a default mutex the caller holds.
+///
 /// The corresponding C function is `pthread_mutex_unlock(3)`.
 package func system_pthread_mutex_unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
   pthread_mutex_unlock(mutex)
 }
 
+/// Cannot fail with default attributes: glibc returns 0 (nptl/pthread_cond_init.c).
+///
 /// The corresponding C function is `pthread_cond_init(3)`, with default attributes.
 package func system_pthread_cond_init(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
   pthread_cond_init(condition, nil)
 }
 
+/// Cannot fail on a condition nobody waits on, which is when the callers destroy it.
+///
 /// The corresponding C function is `pthread_cond_destroy(3)`.
 package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthread_cond_t>)
   -> CInt
@@ -382,6 +507,8 @@ package func system_pthread_cond_destroy(_ condition: UnsafeMutablePointer<pthre
   pthread_cond_destroy(condition)
 }
 
+/// Cannot fail: glibc returns 0, after a signal too (the caller checks its predicate again).
+///
 /// The corresponding C function is `pthread_cond_wait(3)`.
 package func system_pthread_cond_wait(
   _ condition: UnsafeMutablePointer<pthread_cond_t>, _ mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -389,11 +516,15 @@ package func system_pthread_cond_wait(
   pthread_cond_wait(condition, mutex)
 }
 
+/// Cannot fail: glibc returns 0.
+///
 /// The corresponding C function is `pthread_cond_signal(3)`.
 package func system_pthread_cond_signal(_ condition: UnsafeMutablePointer<pthread_cond_t>) -> CInt {
   pthread_cond_signal(condition)
 }
 
+/// Cannot fail: glibc returns 0.
+///
 /// The corresponding C function is `pthread_cond_broadcast(3)`.
 package func system_pthread_cond_broadcast(_ condition: UnsafeMutablePointer<pthread_cond_t>)
   -> CInt
@@ -417,7 +548,11 @@ package func system_poll(
 
 // MARK: - From errno to a result
 
-/// Runs a raw call until it is not interrupted; -1 becomes the errno.
+/// Runs a raw call until it is not interrupted; -1 becomes the errno. The
+/// one place above the wrappers that reads `errno`: every failure of a
+/// call goes through here (or through ``Errno/init(returned:)``, for the
+/// calls that return their error number), and becomes a
+/// ``SkipBackupError`` through `Result.get(_:_:attribute:)`.
 /// Inlinable, so that the layers above get it specialized (AttributeName.withCString).
 @inlinable @inline(__always)
 package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
@@ -429,21 +564,55 @@ package func valueOrErrno<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Er
   }
 }
 
+/// ``valueOrErrno(_:)-(()->I)`` for a call that is not made again after
+/// `EINTR`: `close(2)`, which on Linux has closed the descriptor whatever
+/// it answers, so that a second call could close another thread's new one.
+@inlinable @inline(__always)
+package func valueOrErrnoOnce<I: FixedWidthInteger>(_ call: () -> I) -> Result<I, Errno> {
+  let result = call()
+  return result != -1 ? .success(result) : .failure(Errno.current)
+}
+
+/// ``valueOrErrno(_:)-(()->I)`` for a call that returns a pointer, and
+/// `NULL` on failure (`realpath`, `getcwd`).
+@inlinable @inline(__always)
+package func valueOrErrno<P>(
+  _ call: () -> UnsafeMutablePointer<P>?
+) -> Result<UnsafeMutablePointer<P>, Errno> {
+  while true {
+    if let result = call() { return .success(result) }
+    let errno = Errno.current
+    if errno != .interrupted { return .failure(errno) }
+  }
+}
+
 /// Runs a raw call until it is not interrupted; -1 becomes a
 /// ``SkipBackupError`` naming `call` and `path`.
 @discardableResult
 package func check(_ call: SystemCall, _ path: FilePath, _ body: () -> CInt) throws(SkipBackupError)
   -> CInt
 {
-  switch valueOrErrno(body) {
-  case .success(let value): return value
-  case .failure(let errno): throw SkipBackupError(call, errno, path: path)
+  try valueOrErrno(body).get(call, path)
+}
+
+extension Result where Failure == Errno {
+  /// The value, or the errno as the ``SkipBackupError`` of `call` on `path`
+  /// (and `attribute`): the one place where an errno becomes an error.
+  @inline(__always)
+  package func get(
+    _ call: SystemCall, _ path: FilePath, attribute: AttributeName? = nil
+  ) throws(SkipBackupError) -> Success {
+    switch self {
+    case .success(let value): return value
+    case .failure(let errno): throw SkipBackupError(call, errno, path: path, attribute: attribute)
+    }
   }
 }
 
 extension Errno {
-  /// The calling thread's `errno`: the one place that reads the C variable.
-  @inlinable package static var current: Errno { Errno(rawValue: Glibc.errno) }
+  /// The calling thread's `errno`: the one place that reads the C variable,
+  /// for ``valueOrErrno(_:)-(()->I)`` alone.
+  @inlinable static var current: Errno { Errno(rawValue: Glibc.errno) }
 
   /// The error number a call returns instead of setting `errno`
   /// (`posix_spawn`, the `pthread` calls).
@@ -457,6 +626,8 @@ package func system_fstatfs(_ fd: CInt, _ buffer: UnsafeMutablePointer<statfs>) 
   mocked(.fstatfs) { fstatfs(fd, buffer) }
 }
 
+/// Cannot fail: `geteuid(2)` always succeeds.
+///
 /// The corresponding C function is `geteuid(2)`.
 package func system_geteuid() -> uid_t {
   geteuid()
@@ -596,6 +767,8 @@ package func system_execvp(
   mocked(.execvp) { execvp(file, arguments) }
 }
 
+/// Cannot fail: `getegid(2)` always succeeds.
+///
 /// The corresponding C function is `getegid(2)`.
 package func system_getegid() -> gid_t {
   getegid()
@@ -671,11 +844,15 @@ package func system_kill(_ pid: pid_t, _ signal: CInt) -> CInt {
   mocked(.kill) { kill(pid, signal) }
 }
 
+/// Cannot fail: `getpid(2)` always succeeds.
+///
 /// The corresponding C function is `getpid(2)`.
 package func system_getpid() -> pid_t {
   getpid()
 }
 
+/// Cannot fail: `getppid(2)` always succeeds.
+///
 /// The corresponding C function is `getppid(2)`.
 package func system_getppid() -> pid_t {
   getppid()
@@ -702,9 +879,11 @@ package func system_setParentDeathSignal(_ signal: CInt) -> CInt {
   mocked(.setParentDeathSignal) { cxattr_set_parent_death_signal(signal) }
 }
 
-/// The corresponding C function is `_exit(2)`: a forked child that must not
-/// run the parent's exit handlers or flush its buffers a second time.
-package func system_exit(_ status: CInt) -> Never {
+/// Cannot fail; does not return. For a process that must not run exit
+/// handlers or flush buffers that a forked copy of it flushes too.
+///
+/// The corresponding C function is `_exit(2)`.
+package func system__exit(_ status: CInt) -> Never {
   _exit(status)
 }
 

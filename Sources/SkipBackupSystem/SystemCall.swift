@@ -20,8 +20,11 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case pthreadJoin = "pthread_join"
   case sysconf, getcwd, sigaction
   // Running git for sweep's gitignore rule (ChildProcess.swift).
-  case pipe2, waitpid
+  case pipe2, waitpid, access
   case posixSpawn = "posix_spawn"
+  case posixSpawnFileActionsInit = "posix_spawn_file_actions_init"
+  case posixSpawnFileActionsAddopen = "posix_spawn_file_actions_addopen"
+  case posixSpawnFileActionsAdddup2 = "posix_spawn_file_actions_adddup2"
   // Building run's view (Sources/skipbackup/Run/).
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
   case execvp, dup, dup2, setenv, fchdir, chroot

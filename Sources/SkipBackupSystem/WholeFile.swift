@@ -13,19 +13,16 @@ import SystemPackage
 ///
 /// The corresponding C functions are `openat(2)`, `read(2)` and `close(2)`.
 package func readWholeFile(_ path: FilePath, limit: Int = 1 << 20) throws(Errno) -> [UInt8] {
-  let descriptor = path.withCString {
-    system_openat(MountFlag.atWorkingDirectory, $0, O_RDONLY | O_CLOEXEC, 0)
-  }
-  guard descriptor >= 0 else { throw Errno.current }
+  let descriptor = try path.withCString { path in
+    valueOrErrno { system_openat(MountFlag.atWorkingDirectory, path, O_RDONLY | O_CLOEXEC, 0) }
+  }.get()
   defer { _ = system_close(descriptor) }
   var bytes: [UInt8] = []
   var chunk = [UInt8](repeating: 0, count: 64 * 1024)
   while true {
-    let count = chunk.withUnsafeMutableBytes { system_read(descriptor, $0.baseAddress, $0.count) }
-    if count < 0 {
-      if Errno.current == .interrupted { continue }
-      throw Errno.current
-    }
+    let count = try chunk.withUnsafeMutableBytes { chunk in
+      valueOrErrno { system_read(descriptor, chunk.baseAddress, chunk.count) }
+    }.get()
     if count == 0 { return bytes }
     bytes += chunk[..<count]
     if bytes.count > limit { throw .fileTooLarge }

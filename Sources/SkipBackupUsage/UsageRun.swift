@@ -22,13 +22,13 @@ package struct UsageRun: Sendable {
   package var oneFileSystem = false
   /// Show no progress line (`-q`).
   package var quiet = false
-  /// Where the report goes: standard output, or a test's file.
-  package var output: OutputSink = .standardOutput
+  /// Where the report and the diagnostics go.
+  package var streams: Streams = .standard
 
   package init(
     roots: [FilePath], mechanisms: MechanismSet, apparentSize: Bool = false, top: Int = 10,
     format: OutputFormat = .text, oneFileSystem: Bool = false, quiet: Bool = false,
-    output: OutputSink = .standardOutput
+    streams: Streams = .standard
   ) {
     self.roots = roots
     self.mechanisms = mechanisms
@@ -37,15 +37,15 @@ package struct UsageRun: Sendable {
     self.format = format
     self.oneFileSystem = oneFileSystem
     self.quiet = quiet
-    self.output = output
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
     let mechanisms = mechanisms
-    let output = Output(sink: self.output)
+    let output = Output(streams: streams)
     let links = SharedLinks()
     let (apparentSize, top) = (apparentSize, top)
-    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+    let run = WalkRun(streams: streams, showsProgress: !quiet) { diagnostics, progress in
       UsageVisitor(
         mechanisms: mechanisms, apparentSize: apparentSize, top: top, links: links,
         reporter: Reporter(output: output, diagnostics: diagnostics, progress: progress))

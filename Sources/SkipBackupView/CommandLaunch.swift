@@ -15,9 +15,9 @@ import SkipBackupReport
 package enum CommandLaunch {
   /// The working directory, as bytes; `nil` when it has no path (removed).
   package static func workingDirectory() -> [UInt8]? {
-    guard let path = system_getcwd() else { return nil }
+    guard case .success(let path) = valueOrErrno({ system_getcwd() }) else { return nil }
     defer { system_free(path) }
-    return Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+    return bytes(ofCString: path)
   }
 
   /// Enters `directory` again, now through the view, so that a working
@@ -31,12 +31,8 @@ package enum CommandLaunch {
   /// with the exit status a shell gives then: 127 when there is no such
   /// program, 126 when it cannot be run.
   package static func exec(_ command: [[UInt8]], diagnostics: Diagnostics) -> Int32 {
-    var arguments = command.map(cStringCopy)
-    arguments.append(nil)
-    defer { for argument in arguments { system_free(argument) } }
-    let result = valueOrErrno {
-      arguments.withUnsafeBufferPointer { system_execvp($0[0]!, $0.baseAddress!) }
-    }
+    let arguments = CStringArray(command)
+    let result = valueOrErrno { system_execvp(arguments.pointers[0]!, arguments.pointers) }
     guard case .failure(let errno) = result else { return 126 }
     let name = String(escapingForDisplay: command[0])
     diagnostics.report("\(name): cannot be run: \(errno.description.lowercased()) (execvp)")

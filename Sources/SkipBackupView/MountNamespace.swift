@@ -47,14 +47,31 @@ package enum MountNamespace {
         system_unshare(MountFlag.newUserNamespace | MountFlag.newMountNamespace)
       }
       // An unprivileged gid_map needs setgroups denied first (user_namespaces(7)).
-      try write("deny", to: "/proc/self/setgroups")
-      try write("\(uid) \(uid) 1", to: "/proc/self/uid_map")
-      try write("\(gid) \(gid) 1", to: "/proc/self/gid_map")
+      let (setgroups, uidMap, gidMap) = identityFiles
+      try write("deny", to: setgroups)
+      try write("\(uid) \(uid) 1", to: uidMap)
+      try write("\(gid) \(gid) 1", to: gidMap)
     }
     // A shared / (systemd's default) would carry the view's mounts back
     // to the caller's namespace.
     try check(.mount, "/") {
       system_mount(nil, "/", nil, MountFlag.recursive | MountFlag.private, nil)
+    }
+  }
+
+  /// The files that map this user and group into a new user namespace, in
+  /// the order they are written (user_namespaces(7)).
+  private static let identityFiles: (FilePath, FilePath, FilePath) = (
+    "/proc/self/setgroups", "/proc/self/uid_map", "/proc/self/gid_map"
+  )
+
+  /// Whether `error` is the kernel's refusal to map this user into the
+  /// new user namespace: a failure on one of the files that do so.
+  package static func isIdentityMapRefusal(_ error: SkipBackupError) -> Bool {
+    let (setgroups, uidMap, gidMap) = identityFiles
+    switch error.call {
+    case .openat?, .write?: return [setgroups, uidMap, gidMap].contains(error.path)
+    default: return false
     }
   }
 

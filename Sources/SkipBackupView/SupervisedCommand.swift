@@ -46,12 +46,14 @@ package enum SupervisedCommand {
     var previous = sigset_t()
     try check(.sigprocmask, "/") { system_sigprocmask(SIG_BLOCK, &waited, &previous) }
     let parent = system_getpid()
-    let pid = system_fork()
-    switch pid {
-    case -1:
-      let errno = Errno.current
+    let pid: pid_t
+    switch valueOrErrnoOnce({ system_fork() }) {
+    case .success(let value): pid = value
+    case .failure(let errno):
       _ = system_sigprocmask(SIG_SETMASK, &previous, nil)
       throw SkipBackupError(.fork, errno, path: "/")
+    }
+    switch pid {
     case 0:
       // The child: dies with the parent, even if the parent died before
       // this call (then its parent is another process already).
@@ -90,7 +92,7 @@ package enum SupervisedCommand {
   /// with its exit status, or killed by the same signal.
   package static func end(as status: CInt) -> Never {
     let signal = status & 0x7F
-    guard signal != 0 else { system_exit((status >> 8) & 0xFF) }
+    guard signal != 0 else { system__exit((status >> 8) & 0xFF) }
     // No core file of skipbackup for COMMAND's crash.
     var none = rlimit(rlim_cur: 0, rlim_max: 0)
     _ = system_setrlimit(CInt(RLIMIT_CORE.rawValue), &none)
@@ -98,17 +100,17 @@ package enum SupervisedCommand {
     action.__sigaction_handler.sa_handler = SIG_DFL
     _ = system_sigaction(signal, &action, nil)
     var only = sigset_t()
-    sigemptyset(&only)
-    sigaddset(&only, signal)
+    system_sigemptyset(&only)
+    system_sigaddset(&only, signal)
     _ = system_sigprocmask(SIG_UNBLOCK, &only, nil)
     _ = system_kill(system_getpid(), signal)
-    system_exit(128 + signal)
+    system__exit(128 + signal)
   }
 
   private static func signalSet() -> sigset_t {
     var set = sigset_t()
-    sigemptyset(&set)
-    for signal in passedOn + [SIGCHLD] { sigaddset(&set, signal) }
+    system_sigemptyset(&set)
+    for signal in passedOn + [SIGCHLD] { system_sigaddset(&set, signal) }
     return set
   }
 }

@@ -33,9 +33,7 @@ package struct ToolState {
   package let relative: [(variable: String, path: [UInt8])]
 
   package init?(roots: [ViewRoot]) {
-    guard let value = system_getenv("HOME"),
-      let home = canonicalPath(Array(UnsafeRawBufferPointer(start: value, count: strlen(value))))
-    else { return nil }
+    guard let value = environmentValue("HOME"), let home = canonicalPath(value) else { return nil }
     func inside(_ directory: [UInt8], _ root: [UInt8]) -> Bool {
       path(directory[...], isOrIsBelow: root)
     }
@@ -43,8 +41,8 @@ package struct ToolState {
     var relative: [(String, [UInt8])] = []
     for (variable, fallback) in Self.directories {
       var directory = home + [UInt8(ascii: "/")] + Array(fallback.utf8)
-      if let set = system_getenv(variable), set.pointee == CChar(UInt8(ascii: "/")) {
-        directory = Array(UnsafeRawBufferPointer(start: set, count: strlen(set)))
+      if let set = environmentValue(variable), set.first == UInt8(ascii: "/") {
+        directory = set
       }
       // Only a directory below HOME and inside a ROOT: elsewhere it is writable as it is.
       guard path(directory[...], below: home) != nil,

@@ -40,7 +40,8 @@ struct DirentRecords {
     offset += length
     let name = (record + 19).assumingMemoryBound(to: CChar.self)
     return DirectoryEntry(
-      name: name, nameLength: strlen(name), type: record.load(fromByteOffset: 18, as: UInt8.self))
+      name: name, nameLength: cStringLength(name),
+      type: record.load(fromByteOffset: 18, as: UInt8.self))
   }
 }
 
@@ -69,7 +70,7 @@ package struct DirectoryListing {
     let count = name.count
     return name.withUnsafeBytes { name in
       while let entry = iterator.next(in: base) {
-        if entry.nameLength == count, memcmp(entry.name, name.baseAddress!, count) == 0 {
+        if entry.nameLength == count, bytesEqual(entry.name, name.baseAddress!, count: count) {
           return true
         }
       }

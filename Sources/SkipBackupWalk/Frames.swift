@@ -194,7 +194,7 @@ struct PathBuffer: ~Copyable {
   mutating func set(_ root: FilePath) {
     count = 0
     root.withCString { pointer in
-      var length = strlen(pointer)
+      var length = cStringLength(pointer)
       while length > 1 && pointer[length - 1] == 0x2F { length -= 1 }
       append(UnsafeRawPointer(pointer), length)
     }

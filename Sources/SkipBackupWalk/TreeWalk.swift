@@ -150,7 +150,7 @@ final class VanishedEntry: @unchecked Sendable {
     }
     guard case .success(let descriptor) = opened else { return nil }
     self.parent = descriptor
-    self.name = Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+    self.name = Array(UnsafeBufferPointer(start: name, count: cStringLength(name) + 1))
     self.path = Array(path)
     self.depth = depth
     self.visited = visited

@@ -13,7 +13,7 @@ installMockingFromEnvironment()
 
 // `check` in a shell loop: the common spellings skip the parser's start-up cost.
 if let status = CheckCommand.fastExitStatus(arguments) {
-  exit(status)
+  system_exit(status)
 }
 
 do {
@@ -21,13 +21,13 @@ do {
   try command.run()
 } catch let failure as ReportedFailure {
   // An engine's failure: reported already, line by line; only the status is left.
-  exit(failure.status)
+  system_exit(failure.status)
 } catch {
   // check's contract is 2 for any error, a usage error too.
   if arguments.first == "check", SkipBackupCommand.exitCode(for: error) == .validationFailure {
     _ = OutputDescriptor.writeAll(
       SkipBackupCommand.fullMessage(for: error) + "\n", to: STDERR_FILENO)
-    exit(2)
+    system_exit(2)
   }
   // Help, the version and a completion script: ArgumentParser would print
   // them through stdio and exit 0 even when they could not be written
@@ -39,14 +39,14 @@ do {
     if case .failure(let errno) = OutputDescriptor.writeAll(text, to: STDOUT_FILENO) {
       OutputFailure.end(errno)
     }
-    exit(0)
+    system_exit(0)
   }
   // A value that is not UTF-8 reached the parser as a placeholder: the
   // message shows its bytes, escaped, instead.
   let message = SkipBackupCommand.fullMessage(for: error)
   if message.contains("skipbackup-argument-") {
     _ = OutputDescriptor.writeAll(RawArguments.displayed(message) + "\n", to: STDERR_FILENO)
-    exit(SkipBackupCommand.exitCode(for: error).rawValue)
+    system_exit(SkipBackupCommand.exitCode(for: error).rawValue)
   }
   SkipBackupCommand.exit(withError: error)
 }

@@ -59,7 +59,7 @@ import TestSupport
       let objects = try jsonObjectsWritten { descriptor in
         try SweepRun(
           roots: [FilePath(home)], rulesFile: FilePath(rules), oneFileSystem: oneFileSystem,
-          dryRun: true, quiet: true, format: .json, output: OutputSink(descriptor: descriptor)
+          dryRun: true, quiet: true, format: .json, streams: Streams(output: descriptor)
         ).run()
       }
       var bytes: [String: Int64] = [:]

@@ -128,7 +128,7 @@ import TestSupport
           try UsageRun(
             roots: [FilePath(first), FilePath(second)], mechanisms: .all,
             apparentSize: apparentSize, format: .json, oneFileSystem: oneFileSystem, quiet: true,
-            output: OutputSink(descriptor: descriptor)
+            streams: Streams(output: descriptor)
           ).run()
         }
         let totals = objects.map {

@@ -24,6 +24,13 @@
 #endif
 #include <attr/libattr.h>
 
+// attr_copy_action(3) with an error context: libattr answers 0 ("copy it")
+// for every name when /etc/xattr.conf is there but cannot be read or
+// parsed, and says so only through the context (attr_copy_action.c). This
+// returns -1 with errno set then, so that a save does not copy what the
+// file says to skip (security.evm, "may only be written by kernel") unseen.
+int cxattr_attr_copy_action(const char *name);
+
 // The flags of the *xattrat calls, for Swift, which cannot see the macros.
 #define CXATTR_AT_FDCWD AT_FDCWD
 #define CXATTR_AT_SYMLINK_NOFOLLOW AT_SYMLINK_NOFOLLOW

@@ -182,9 +182,10 @@ public struct ExtendedAttributes: Sendable {
   /// thrown as it is: the caller says what it costs (an attribute a safe
   /// save would lose; a view that would not be exact).
   package func copy(
-    to destination: ExtendedAttributes, skipping skip: (AttributeName) -> Bool
+    to destination: ExtendedAttributes,
+    skipping skip: (AttributeName) throws(SkipBackupError) -> Bool
   ) throws(SkipBackupError) {
-    for name in try names() where !skip(name) {
+    for name in try names() where try !skip(name) {
       guard let value = try value(of: name) else { continue }
       try destination.setValue(value, of: name)
     }
@@ -364,7 +365,7 @@ public struct ExtendedAttributes: Sendable {
   private func withProcPath<R>(_ directory: CInt, _ body: (UnsafePointer<CChar>) -> R) -> R {
     item.withPathPointer { name in
       let prefix: StaticString = "/proc/self/fd/"
-      let nameLength = strlen(name)
+      let nameLength = cStringLength(name)
       // The prefix, at most 10 digits, a slash, the name and its NUL.
       let capacity = prefix.utf8CodeUnitCount + 11 + nameLength + 1
       return withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in

@@ -157,11 +157,7 @@ extension Result where Failure == Errno {
   package func get(
     _ call: SystemCall, _ item: FileItem, _ attribute: AttributeName? = nil
   ) throws(SkipBackupError) -> Success {
-    switch self {
-    case .success(let value): return value
-    case .failure(let errno):
-      throw SkipBackupError(call, errno, path: item.displayPath, attribute: attribute)
-    }
+    try get(call, item.displayPath, attribute: attribute)
   }
 }
 
@@ -173,7 +169,7 @@ extension FileItem {
   package func holdsEntry(named name: [UInt8]) -> Bool {
     var status = stat()
     let result = withPathPointer { path in
-      var inside = Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+      var inside = bytes(ofCString: path)
       if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
       inside += name
       inside.append(0)

@@ -91,12 +91,9 @@ package struct DirectoryEntry: ~Copyable {
     }
     defer { _ = system_close(descriptor) }
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = "/proc/self/fd/\(descriptor)".withCString { link in
-      system_readlinkat(CXATTR_AT_FDCWD, link, &buffer, buffer.count - 1)
-    }
-    guard count > 0 else {
-      throw SkipBackupError(.readlinkat, Errno.current, path: path)
-    }
+    _ = try "/proc/self/fd/\(descriptor)".withCString { link in
+      valueOrErrno { system_readlinkat(CXATTR_AT_FDCWD, link, &buffer, buffer.count - 1) }
+    }.get(.readlinkat, path)
     return buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
   }
 

@@ -153,7 +153,10 @@ package final class ReplacementFile {
 
   /// Copies every extended attribute of `source` to the new file, ACLs
   /// included; only those /etc/xattr.conf marks "skip" are passed over.
-  /// One that cannot be read or written throws an error that names it.
+  /// One that cannot be read or written throws an error that names it; an
+  /// /etc/xattr.conf that is there but cannot be read or parsed throws one
+  /// that names it, and nothing is replaced: which attributes to skip is
+  /// then unknown (libattr would copy them all).
   ///
   /// The corresponding C function is libattr's `attr_copy_action(3)`, for
   /// /etc/xattr.conf; the copy itself is `flistxattr`, `fgetxattr` and
@@ -161,13 +164,19 @@ package final class ReplacementFile {
   private func copyAttributes(from source: FileItem) throws(SkipBackupError) {
     let from = ExtendedAttributes(of: source)
     do {
-      try from.copy(to: ExtendedAttributes(of: item)) { attribute in
-        attribute.withCString { system_attr_copy_action($0) } == ATTR_ACTION_SKIP
+      try from.copy(to: ExtendedAttributes(of: item)) { attribute throws(SkipBackupError) in
+        try attribute.withCString { name in valueOrErrno { system_attr_copy_action(name) } }
+          .get(.attrCopyAction, Self.attributeConfiguration) == ATTR_ACTION_SKIP
       }
+    } catch  where error.call == .attrCopyAction {
+      throw error
     } catch {
       throw Self.notKept(error)
     }
   }
+
+  /// Where libattr reads which attributes a copy passes over.
+  private static let attributeConfiguration: FilePath = "/etc/xattr.conf"
 
   /// The refusal that names the attribute a failed read or write would lose.
   private static func notKept(_ error: SkipBackupError) -> SkipBackupError {
@@ -393,13 +402,6 @@ package final class ReplacementFile {
     }
     return found && system_fstat(descriptor, &open) == 0 && named.st_dev == open.st_dev
       && named.st_ino == open.st_ino
-  }
-}
-
-extension Result {
-  fileprivate var isSuccess: Bool {
-    if case .success = self { return true }
-    return false
   }
 }
 

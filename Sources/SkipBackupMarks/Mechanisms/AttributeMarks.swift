@@ -44,8 +44,7 @@ extension Mechanism {
     case .anyValue: return true
     case .firstByteNotZero: return value.first.map { $0 != 0 } ?? false
     case .markBytes:
-      return value.count == mark.utf8CodeUnitCount
-        && (value.isEmpty || memcmp(value.baseAddress!, mark.utf8Start, value.count) == 0)
+      return value.equals(mark)
     }
   }
 
@@ -101,7 +100,7 @@ extension Mechanism {
       guard case .attribute(let candidate, _, _) = mechanism.definition.store,
         candidate.utf8CodeUnitCount == name.count
       else { continue }
-      return memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0 ? mechanism : nil
+      return name.equals(candidate) ? mechanism : nil
     }
     return nil
   }

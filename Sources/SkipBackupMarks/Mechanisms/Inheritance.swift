@@ -76,7 +76,7 @@ package func forEachDirectory(
       Result { () throws(SkipBackupError) in try body(directory.baseAddress!) }
     }
     guard try goesOn.get() else { return }
-    let length = strlen(directory)
+    let length = cStringLength(directory)
     guard length > 1 else { return }
     let slash = directory[..<length].lastIndex(of: 0x2F)!
     directory[Swift.max(slash, 1)] = 0
@@ -90,7 +90,7 @@ package func forEachDirectory(
 package func physicalParent(
   of path: FilePath, followSymbolicLinks: Bool
 ) throws(SkipBackupError) -> [CChar]? {
-  var item = path.withCString { Array(UnsafeBufferPointer(start: $0, count: strlen($0))) }
+  var item = path.withCString { Array(UnsafeBufferPointer(start: $0, count: cStringLength($0))) }
   while item.count > 1 && item.last == 0x2F { item.removeLast() }
   if item.isEmpty { item = [0x2E] }
   let slash = item.lastIndex(of: 0x2F)
@@ -113,13 +113,10 @@ package func physicalParent(
   let length = canonical.count - 1
   guard length > 1 else { return nil }
   canonical[max(canonical[..<length].lastIndex(of: 0x2F)!, 1)] = 0
-  return Array(canonical[...strlen(canonical)])
+  return Array(canonical[...cStringLength(canonical)])
 }
 
 /// `path` (NUL-terminated) with every symbolic link, `.` and `..` resolved.
 private func canonicalPath(_ path: [CChar], for item: FilePath) throws(SkipBackupError) -> [CChar] {
-  switch path.withUnsafeBufferPointer({ resolvingPath($0.baseAddress!) }) {
-  case .success(let resolved): return resolved
-  case .failure(let errno): throw SkipBackupError(.realpath, errno, path: item)
-  }
+  try path.withUnsafeBufferPointer { resolvingPath($0.baseAddress!) }.get(.realpath, item)
 }

@@ -138,7 +138,7 @@ package enum SambaStream: Int, CaseIterable, Sendable {
     default: return nil
     }
     let candidate = stream.name
-    return memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0 ? stream : nil
+    return name.equals(candidate) ? stream : nil
   }
 }
 

@@ -19,7 +19,7 @@ enum RawArguments {
   static let parserArguments: [String] = {
     (1..<Int(CommandLine.argc)).map { index in
       let bytes = UnsafeRawBufferPointer(
-        start: CommandLine.unsafeArgv[index]!, count: strlen(CommandLine.unsafeArgv[index]!))
+        start: CommandLine.unsafeArgv[index]!, count: cStringLength(CommandLine.unsafeArgv[index]!))
       // An argument that holds the marker anywhere goes through as a
       // placeholder too, so that every marker the parser sees is one made
       // here: a file named `x=<U+F8FF>skipbackup-argument-3` was taken for
@@ -44,7 +44,7 @@ enum RawArguments {
       let (index, whole) = placeholder(in: text), index > 0, index < Int(CommandLine.argc)
     else { return FilePath(argument) }
     let raw = CommandLine.unsafeArgv[index]!
-    let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+    let bytes = UnsafeRawBufferPointer(start: raw, count: cStringLength(raw))
     // The parser hands over the value of `--option=BYTES` alone.
     if whole, let equals = optionValueStart(bytes) {
       return FilePath(platformString: raw.advanced(by: equals + 1))
@@ -73,7 +73,7 @@ enum RawArguments {
         continue
       }
       let raw = CommandLine.unsafeArgv[argument]!
-      let value = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+      let value = UnsafeRawBufferPointer(start: raw, count: cStringLength(raw))
       let shown = optionValueStart(value).map { value[($0 + 1)...] } ?? value[...]
       result += Array(String(escapingForDisplay: shown).utf8)
     }
@@ -88,7 +88,7 @@ enum RawArguments {
       let (index, _) = placeholder(in: text), index > 0, index < Int(CommandLine.argc)
     else { return Array(text) }
     let raw = CommandLine.unsafeArgv[index]!
-    return Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
+    return Array(UnsafeRawBufferPointer(start: raw, count: cStringLength(raw)))
   }
 
   /// The argument index a placeholder names, and whether the placeholder is
