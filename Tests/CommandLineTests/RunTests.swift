@@ -369,7 +369,7 @@ import TestSupport
         user + [
           Argument(skipbackupPath), "run", "-q", Argument(root), "--", "stat", "-c", "%u:%g",
           Argument(root + "/shared"),
-        ])
+        ], directory: "/")
       #expect(
         unmerged.lines == ["65534:4321"] || unmerged.lines == ["4321:65534"],
         "\(owner): \(unmerged)")
@@ -379,7 +379,7 @@ import TestSupport
       let refused = run(
         user + [
           Argument(skipbackupPath), "run", "-q", Argument(root), "--", "touch", Argument(witness),
-        ])
+        ], directory: "/")
       #expect(refused.status == 1, "\(owner): \(refused)")
       #expect(
         refused.errors.hasPrefix("skipbackup: \(root)/shared: its owner or group cannot be copied"),
@@ -425,7 +425,7 @@ import TestSupport
       [
         "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "sh", "-c",
         Argument(script), "sh", Argument(tree.root), Argument(work), Argument(skipbackupPath),
-      ])
+      ], directory: "/")
     try #require(result.status == 0, "\(result)")
     let check = #"""
       import json, sys
@@ -500,8 +500,7 @@ import TestSupport
       [
         "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
         Argument(skipbackupPath), "run", "-q", Argument(tree.root), "--", "true",
-      ],
-      environment: ["SKIPBACKUP_FORCE_ERRNO": "unshare:EPERM"])
+      ], directory: "/", environment: ["SKIPBACKUP_FORCE_ERRNO": "unshare:EPERM"])
     #expect(result.status == 1, "\(result)")
     #expect(result.errors.contains("apparmor_restrict_unprivileged_userns"), "\(result)")
   }

@@ -52,7 +52,9 @@ public func run(
     let prefix: [String] = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
     argv = prefix.map { Array($0.utf8) } + argv
   }
-  if let directory {
+  // nobody starts in / unless told otherwise: the test's own directory may
+  // be closed to others (a clone under `mktemp -d`).
+  if let directory = directory ?? (asNobody ? "/" : nil) {
     argv = [Array("env".utf8), Array("-C".utf8), Array(directory.utf8)] + argv
   }
   var actions = posix_spawn_file_actions_t()
@@ -97,18 +99,48 @@ public func run(
 }
 
 /// The skipbackup tool built beside the test bundle.
-public let skipbackupPath: String = {
-  let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-  let tool = executable.deletingLastPathComponent().appendingPathComponent("skipbackup").path
-  precondition(
-    FileManager.default.isExecutableFile(atPath: tool),
-    "build the tool first: swift build --build-tests")
-  return tool
-}()
+public let skipbackupPath: String = toolDirectory + "/skipbackup"
 
 /// The library probe built beside the test bundle (Tests/Probe).
-public let probePath: String = URL(fileURLWithPath: skipbackupPath).deletingLastPathComponent()
-  .appendingPathComponent("skipbackup-probe").path
+public let probePath: String = toolDirectory + "/skipbackup-probe"
+
+/// The directory of the tool and the probe: where they were built, or,
+/// when a directory above that one is closed to others (a clone under
+/// `mktemp -d`, mode 0700), a copy of both in a directory of their own
+/// under /tmp, so that the tests that run them as nobody can.
+private let toolDirectory: String = {
+  let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+  let built = executable.deletingLastPathComponent().path
+  precondition(
+    FileManager.default.isExecutableFile(atPath: built + "/skipbackup"),
+    "build the tool first: swift build --build-tests")
+  var directory = built
+  while directory != "/" {
+    var status = stat()
+    guard stat(directory, &status) == 0, status.st_mode & S_IXOTH != 0 else {
+      return copyForEveryone(from: built)
+    }
+    directory = (directory as NSString).deletingLastPathComponent
+  }
+  return built
+}()
+
+private func copyForEveryone(from built: String) -> String {
+  let copy = try! TemporaryDirectory(prefix: "skipbackup-tools")
+  // By cp, so that no descriptor of ours is open on a copy for writing when
+  // another test thread forks: its exec would fail with ETXTBSY.
+  let copied = run([
+    "cp", Argument(built + "/skipbackup"), Argument(built + "/skipbackup-probe"),
+    Argument(copy.path),
+  ])
+  precondition(copied.status == 0, "cannot copy the tool for nobody: \(copied)")
+  toolCopy = copy
+  // Removed when the test process ends: a global's deinit never runs.
+  atexit { toolCopy = nil }
+  return copy.path
+}
+
+nonisolated(unsafe) private var toolCopy: TemporaryDirectory?
 
 /// Runs the library probe: one library call in its own process.
 public func probe(_ arguments: Argument..., asNobody: Bool = false) -> ProcessResult {
