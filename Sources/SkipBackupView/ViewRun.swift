@@ -42,6 +42,26 @@ package struct ViewRun: Sendable {
   }
 
   package func run() throws(ReportedFailure) {
+    // A live tree that changed while it was walked, where the view would
+    // show it wrongly, is walked again from the start (``ChangeWatch``).
+    // The last walk refuses a change rather than return it.
+    var number = 1
+    while true {
+      switch try attempt(number) {
+      case .changedDuringWalk: number += 1
+      }
+    }
+  }
+
+  /// How an attempt ended that did not end the run.
+  private enum Attempt {
+    /// The tree changed while it was walked: walk it again.
+    case changedDuringWalk
+  }
+
+  /// One walk of the ROOTs and, when the tree held still, the view and
+  /// COMMAND, which replaces this process; `number` counts the walks.
+  private func attempt(_ number: Int) throws(ReportedFailure) -> Attempt {
     let mechanisms = mechanisms
     let privilege = MountNamespace.Privilege.current
     let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
@@ -52,7 +72,7 @@ package struct ViewRun: Sendable {
     let diagnostics = run.diagnostics
     let workingDirectory = CommandLaunch.workingDirectory()
 
-    if sweepFirst { try sweep(diagnostics) }
+    if sweepFirst && number == 1 { try sweep(diagnostics) }
 
     var viewRoots: [ViewRoot] = []
     for given in roots {
@@ -66,9 +86,16 @@ package struct ViewRun: Sendable {
     // The snapshots, once the sweep has marked what it marks: from here on
     // each ROOT is read in its snapshot.
     let snapshots = try snapshot ? takeSnapshots(&viewRoots, diagnostics) : nil
+    // A snapshot does not change; a live ROOT is watched from before its
+    // walk until COMMAND starts.
+    var watch =
+      snapshot
+      ? ChangeWatch()
+      : ChangeWatch(watching: viewRoots.map(\.path), mechanisms: mechanisms, privilege: privilege)
 
     for index in viewRoots.indices {
       for visitor in run.visitors {
+        visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
@@ -116,6 +143,9 @@ package struct ViewRun: Sendable {
     if snapshots == nil { viewRoots = addMountPoints(viewRoots, diagnostics) }
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw .failure }
+    if try watch.changedSinceWalk(lastWalk: number >= ChangeWatch.walks, diagnostics: diagnostics) {
+      return .changedDuringWalk
+    }
 
     if let snapshots {
       try superviseCommand(deleting: snapshots, diagnostics)
@@ -200,9 +230,12 @@ package struct ViewRun: Sendable {
       }
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
     } catch {
-      diagnostics.report(Self.explain(error))
+      // The view's making can fail for a change to the tree (a directory
+      // gone: ENOENT), which the watch then says better.
+      diagnostics.report(watch.changeWhileMounting() ?? Self.explain(error))
       throw .failure
     }
+    try watch.verify(diagnostics: diagnostics)
     throw ReportedFailure(status: CommandLaunch.exec(command, diagnostics: diagnostics))
   }
 
@@ -260,7 +293,7 @@ package struct ViewRun: Sendable {
     // shows exactly the marks there are.
     do {
       try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet).run()
-    } catch where error == .failure {}
+    } catch  where error == .failure {}
   }
 
   /// The ROOT as the view is mounted at it: its canonical path, which must
