@@ -52,7 +52,9 @@ package struct ChangeWatch: ~Copyable {
   private let overlayNamespace: OverlayNamespaces
   private var roots: [Root] = []
   /// Where each watched directory stands, by filesystem identity and file handle.
-  private var places: [ByteKey: WatchedPlace] = [:]
+  /// Several for one directory: above two ROOTs, or above one ROOT and
+  /// walked in another that holds it.
+  private var places: [ByteKey: [WatchedPlace]] = [:]
   /// The walk's recorders, one for each visitor and ROOT.
   private var recorders: [WatchRecorder] = []
   /// A change found while arming: a ROOT marked since it was looked at.
@@ -136,7 +138,7 @@ package struct ChangeWatch: ~Copyable {
       if case .watched(let key, _) = recorder.watch(
         FileItem(path: above, followSymbolicLinks: false), as: place.kind, alone: true)
       {
-        places[key] = place
+        places[key, default: []].append(place)
       }
     }
   }
@@ -211,7 +213,7 @@ package struct ChangeWatch: ~Copyable {
   /// Takes in what the walk's recorders found.
   private mutating func absorb() {
     for recorder in recorders {
-      for (key, place) in recorder.places { places[key] = place }
+      for (key, place) in recorder.places { places[key, default: []].append(place) }
       roots[recorder.root].hidden += recorder.hidden
       if roots[recorder.root].failure == nil { roots[recorder.root].failure = recorder.failure }
     }
@@ -305,8 +307,8 @@ package struct ChangeWatch: ~Copyable {
             Array(event[(offset + 4)..<(offset + 12)]) + Array(event[(offset + 16)..<nameStart]))
           let record = event[nameStart..<(offset + length)]
           let name = Array(record.prefix { $0 != 0 })
-          if let place = places[key], let change = judge(place, name: name, mask: mask) {
-            return change
+          for place in places[key] ?? [] {
+            if let change = judge(place, name: name, mask: mask) { return change }
           }
         }
       }
@@ -459,7 +461,7 @@ package struct ChangeWatch: ~Copyable {
         case .failed: return false
         case .watched(let key, let alone):
           let walked = places[key] != nil
-          places[key] = place
+          places[key, default: []].append(place)
           if walked || !alone { return true }
           return try Self.isEmpty(item)
         }

@@ -64,15 +64,16 @@ import TestSupport
     }
 
     /// `run -q ROOT -- sh -c SCRIPT` as the user, with `race`.
-    func view(_ script: String, race: String? = nil, environment: [String: String] = [:])
-      -> ProcessResult
-    {
+    /// `also` are more ROOTs, after ROOT.
+    func view(
+      _ script: String, race: String? = nil, environment: [String: String] = [:],
+      also: [String] = []
+    ) -> ProcessResult {
       var variables = environment
       if let race { variables["SKIPBACKUP_RACE"] = race }
+      let roots = ([root] + also).map { Argument($0) }
       return run(
-        [
-          Argument(skipbackupPath), "run", "-q", Argument(root), "--", "sh", "-c", Argument(script),
-        ],
+        [Argument(skipbackupPath), "run", "-q"] + roots + ["--", "sh", "-c", Argument(script)],
         asNobody: user.asNobody, directory: tree.path, environment: variables)
     }
 
@@ -362,6 +363,31 @@ import TestSupport
     #expect(result.status == 0, "\(result)")
     let shown = [".", "./a", "./b", "./b/d", "./c"] + (0..<40).map { "./c/\($0)" }
     #expect(result.lines == shown.sorted(), "\(result)")
+    #expect(result.errors.isEmpty, "\(result)")
+  }
+
+  /// ROOT replaced after the walk by a directory holding a marked file,
+  /// beside another ROOT in the same directory: each ROOT's own name is
+  /// watched there, and the ROOTs are walked again. A view at ROOT's path
+  /// would otherwise be of the new directory with the old one's whiteouts.
+  @Test(arguments: User.allCases)
+  func aRootReplacedAfterTheWalkBesideAnotherRootIsWalkedAgain(user: User) throws {
+    let place = try Place(user)
+    let other = place.tree.file("other/kept", "kept")
+    let secret = place.tree.file("decoy/secret", "secret")
+    place.tree.file("decoy/plain", "plain")
+    try check(skipbackup("mark", Argument(secret)))
+    if user == .nobody {
+      try check(run(["chown", "-R", "nobody:nogroup", Argument(place.tree.path)]))
+    }
+    let swap = place.script(
+      "swap.sh",
+      "mv '\(place.root)' '\(place.tree.path)/old'\nmv '\(place.tree.path)/decoy' '\(place.root)'")
+    let result = place.view(
+      place.listing, race: "read(fanotify):1:\(swap)",
+      also: [(other as NSString).deletingLastPathComponent])
+    #expect(result.status == 0, "\(result)")
+    #expect(result.lines == [".", "./plain"], "\(result)")
     #expect(result.errors.isEmpty, "\(result)")
   }
 
