@@ -27,10 +27,13 @@ package struct ViewRun: Sendable {
   package var snapshot = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// Where the diagnostics go; COMMAND gets the process's own streams.
+  package var streams: Streams = .standard
 
   package init(
     roots: [FilePath], command: [[UInt8]], mechanisms: MechanismSet, oneFileSystem: Bool = false,
-    sweepFirst: Bool = false, snapshot: Bool = false, quiet: Bool = false
+    sweepFirst: Bool = false, snapshot: Bool = false, quiet: Bool = false,
+    streams: Streams = .standard
   ) {
     self.roots = roots
     self.command = command
@@ -39,6 +42,7 @@ package struct ViewRun: Sendable {
     self.sweepFirst = sweepFirst
     self.snapshot = snapshot
     self.quiet = quiet
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
@@ -64,7 +68,7 @@ package struct ViewRun: Sendable {
   private func attempt(_ number: Int) throws(ReportedFailure) -> Attempt {
     let mechanisms = mechanisms
     let privilege = MountNamespace.Privilege.current
-    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+    let run = WalkRun(streams: streams, showsProgress: !quiet) { diagnostics, progress in
       ViewVisitor(
         mechanisms: mechanisms, privilege: privilege,
         reporter: Reporter(diagnostics: diagnostics, progress: progress))
@@ -292,7 +296,7 @@ package struct ViewRun: Sendable {
     // A sweep that fails on some items has reported them; the view still
     // shows exactly the marks there are.
     do {
-      try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet).run()
+      try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet, streams: streams).run()
     } catch  where error == .failure {}
   }
 
