@@ -38,6 +38,11 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
   case openTree = "open_tree"
   case mountSetattr = "mount_setattr"
+  // Watching each ROOT while run's view is made (ChangeWatch.swift).
+  case fanotifyInit = "fanotify_init"
+  case fanotifyMark = "fanotify_mark"
+  case nameToHandleAt = "name_to_handle_at"
+  case readEvents = "read(fanotify)"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.
