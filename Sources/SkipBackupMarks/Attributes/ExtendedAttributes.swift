@@ -13,7 +13,7 @@ import SystemPackage
 ///
 /// A missing attribute reads as `nil`, not as an error. Interrupted calls are
 /// retried, and so is a read whose value grew between asking its size and
-/// reading it (`ERANGE`). Every other failure throws a ``SkipBackupError``
+/// reading it (`ERANGE`). Every other failure throws a `SkipBackupError`
 /// naming the call, the path and the attribute.
 ///
 ///     let attributes = ExtendedAttributes(of: FileItem(path: "notes.txt"))
@@ -137,7 +137,7 @@ public struct ExtendedAttributes: Sendable {
     }
   }
 
-  /// The name ``checkWritable(_:)`` removes: none of skipbackup's marks
+  /// The name `checkWritable(_:)` removes: none of skipbackup's marks
   /// or records, and nothing any other program is known to write.
   package static let probeName: AttributeName = "user.skipbackup.dry-run"
 

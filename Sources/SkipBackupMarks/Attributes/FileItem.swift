@@ -152,7 +152,7 @@ extension FileItem {
 }
 
 extension Result where Failure == Errno {
-  /// The value, or the errno as a ``SkipBackupError`` about `item`.
+  /// The value, or the errno as a `SkipBackupError` about `item`.
   @inline(__always)
   package func get(
     _ call: SystemCall, _ item: FileItem, _ attribute: AttributeName? = nil

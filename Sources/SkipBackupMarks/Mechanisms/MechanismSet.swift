@@ -147,7 +147,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// fail with (the first error, after all were looked at), writing nothing.
   /// The attribute members share one question, whether this user may write
   /// the item's user attributes, and their probes are one identical call
-  /// (``ExtendedAttributes/checkWritable(_:)``): the first asks it for all,
+  /// (`ExtendedAttributes.checkWritable(_:)`): the first asks it for all,
   /// and its error is the one the others would throw after it.
   public func check(_ item: FileItem) throws(SkipBackupError) {
     var probed = false
@@ -232,7 +232,9 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   }
 }
 
-/// A mechanism name that is none of those ``MechanismSet/named`` lists.
+/// A mechanism name that is none of the short names ``MechanismSet/init(parsing:)``
+/// takes: the mechanisms (`legacy`, `resource`, `xdg`, `nodump`, `cachedir`)
+/// and the sets `all` and `apple`.
 public struct UnknownMechanismError: Error, Hashable, Sendable, CustomStringConvertible {
   /// The name as it was given.
   public var name: String
