@@ -193,7 +193,10 @@ final class StatusReport {
     // A StaticString: its bytes are copied at once, with no String to read.
     let state: StaticString = excluded ? "[Excluded]    " : "[Included]    "
     output.write(state)
-    output.writeName(path)
+    // The buffer, not the collection: Output is another module, where a
+    // generic call is not specialized (7 % of status -R's instructions).
+    let written: Void? = path.withContiguousStorageIfAvailable { output.writeName($0) }
+    if written == nil { Array(path).withUnsafeBufferPointer { output.writeName($0) } }
   }
 }
 

@@ -97,6 +97,7 @@ package final class Output {
     }
   }
 
+  @inlinable
   package func writeName(_ bytes: some Collection<UInt8>) {
     let written: Void? = bytes.withContiguousStorageIfAvailable { writeName($0) }
     if written == nil { Array(bytes).withUnsafeBufferPointer { writeName($0) } }

@@ -80,7 +80,8 @@ package struct ItemAttributes {
     var marks: MechanismSet = []
     if !streams.isEmpty { marks = try streams.marks(for: mechanisms, on: item) }
     let listed = self.listed.intersection(mechanisms).subtracting(marks)
-    if namesSuffice { return marks.union(listed) }
+    // Most items carry no mark: no loop over the table for them.
+    if namesSuffice || listed.isEmpty { return marks.union(listed) }
     for mechanism in Mechanism.attributeMechanisms where listed.includes(mechanism) {
       if mechanism.presenceIsMark {
         marks.insert(MechanismSet(mechanism))
