@@ -92,15 +92,16 @@ extension Mechanism {
 
   /// The attribute mechanism whose attribute has the name `name` (the bytes
   /// of one entry of a `listxattr` list), if any: a walk's hot path, once
-  /// per name of every item. The names differ in length, so the length
-  /// leaves at most one candidate and one `memcmp` settles it.
+  /// per name of every item. A `memcmp` is made only where the lengths
+  /// agree: one at most for the table's names, which differ in length, and
+  /// a new row whose name is as long as another's is still found.
   @inline(__always)
   static func attributeMechanism(named name: UnsafeRawBufferPointer) -> Mechanism? {
     for mechanism in attributeMechanisms {
       guard case .attribute(let candidate, _, _) = mechanism.definition.store,
         candidate.utf8CodeUnitCount == name.count
       else { continue }
-      return name.equals(candidate) ? mechanism : nil
+      if name.equals(candidate) { return mechanism }
     }
     return nil
   }

@@ -38,8 +38,17 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   public static let nodump = MechanismSet(.nodump)
   public static let cachedir = MechanismSet(.cachedir)
 
-  /// iOS 5.0.1's attribute and the iOS 5.1 resource value.
-  public static let apple: MechanismSet = [.legacy, .resource]
+  /// iOS 5.0.1's attribute and the iOS 5.1 resource value: the marks a
+  /// Mac writes (the table's ``Mechanism/Origin/apple`` rows).
+  public static let apple = MechanismSet(
+    Mechanism.allCases.filter { $0.definition.origin == .apple })
+
+  /// Every mechanism.
+  package static let every = MechanismSet(Mechanism.allCases)
+
+  /// The mechanisms that only directories can carry.
+  private static let directoriesOnly = MechanismSet(
+    Mechanism.allCases.filter(\.marksDirectoriesOnly))
 
   /// Every mark kept in an extended attribute: legacy, resource and xdg.
   public static let all = MechanismSet(Mechanism.attributeMechanisms)
@@ -92,7 +101,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
 
   /// The members that can mark a file that is not a directory: all but
   /// those that mark only directories.
-  public var applicableToFiles: MechanismSet { subtracting(.cachedir) }
+  public var applicableToFiles: MechanismSet { subtracting(Self.directoriesOnly) }
 
   /// Whether any member marks `item`.
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
@@ -206,12 +215,16 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   }
 
   /// The members kept elsewhere than in attributes (the nodump flag, a
-  /// CACHEDIR.TAG) whose mark `item` carries.
+  /// CACHEDIR.TAG) whose mark `item` carries, each read where the table
+  /// says it is kept.
   @inline(__always)
   private func marksOutsideAttributes(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
-    if contains(.nodump), try NodumpFlag.isMarked(item) { marks.insert(.nodump) }
-    if contains(.cachedir), try CacheDirectoryTag.isMarked(item) { marks.insert(.cachedir) }
+    let outside = subtracting(.all)
+    if outside.isEmpty { return marks }
+    for mechanism in Mechanism.allCases where outside.includes(mechanism) {
+      if try mechanism.isMarked(item) { marks.insert(MechanismSet(mechanism)) }
+    }
     return marks
   }
 
