@@ -266,13 +266,17 @@ extension MarkForm {
   /// listing, and a removal for each stream listed. Returns whether one was
   /// removed.
   package static func clearSambaStreams(
-    _ mechanisms: MechanismSet, on item: FileItem
+    _ mechanisms: MechanismSet, on item: FileItem, listed listing: ItemAttributes? = nil
   ) throws(SkipBackupError) -> Bool {
     let streams: SambaStreams
-    do {
-      streams = try ItemAttributes(of: item).streams
-    } catch  where error.isRefusedForFileType {
-      return false
+    if let listing {
+      streams = listing.streams
+    } else {
+      do {
+        streams = try ItemAttributes(of: item).streams
+      } catch  where error.isRefusedForFileType {
+        return false
+      }
     }
     var removed = false
     for stream in streams.members where mechanisms.includes(stream.mechanism) {
