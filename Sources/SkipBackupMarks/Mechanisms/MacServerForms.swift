@@ -217,11 +217,18 @@ extension MarkForm {
   package static func labels(
     of item: FileItem, mechanisms: MechanismSet
   ) throws(SkipBackupError) -> [String] {
-    let attributes = try ItemAttributes(of: item)
+    try labels(of: item, listed: ItemAttributes(of: item), mechanisms: mechanisms)
+  }
+
+  /// ``labels(of:mechanisms:)`` from `attributes`, the caller's listing of
+  /// the item's names.
+  package static func labels(
+    of item: FileItem, listed attributes: ItemAttributes, mechanisms: MechanismSet
+  ) throws(SkipBackupError) -> [String] {
     let (local, streams) = (attributes.listed, attributes.streams)
     if streams.isEmpty { return [] }
     var labels: [String] = []
-    for mechanism in [Mechanism.legacy, .resource] where mechanisms.includes(mechanism) {
+    for mechanism in MechanismSet.apple.members where mechanisms.includes(mechanism) {
       if local.includes(mechanism), try mechanism.isAttributeMarked(item) {
         labels.append(mechanism.attributeName!.description)
       }
