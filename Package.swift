@@ -268,6 +268,14 @@ let package = Package(
       swiftSettings: mocking
     ),
     .testTarget(
+      name: "SkipBackupViewTests",
+      dependencies: [
+        "SkipBackupView", "SkipBackupReport", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      swiftSettings: mocking
+    ),
+    .testTarget(
       name: "SkipBackupBrowseTests",
       dependencies: [
         "SkipBackupBrowse", "SkipBackupSizes", "SkipBackupReport", "SkipBackupCore", "TestSupport",

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/fanotify.h>
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -225,4 +226,20 @@ struct cxattr_mount_attr {
 int cxattr_mount_setattr(int dirfd, const char *path, unsigned int flags, uint64_t set) {
   struct cxattr_mount_attr attr = {set, 0, 0, 0};
   return (int)syscall(__NR_mount_setattr, dirfd, path, flags, &attr, sizeof attr);
+}
+
+int cxattr_fanotify_init(unsigned int flags, unsigned int event_f_flags) {
+  return fanotify_init(flags, event_f_flags);
+}
+
+int cxattr_fanotify_mark(int fanotify_fd, unsigned int flags, uint64_t mask, int dirfd,
+                         const char *path) {
+  return fanotify_mark(fanotify_fd, flags, mask, dirfd, path);
+}
+
+int cxattr_name_to_handle_at(int dirfd, const char *path, void *handle, int *mount_id,
+                             int flags) {
+  struct file_handle *file = handle;
+  file->handle_bytes = CXATTR_MAX_HANDLE_SZ;
+  return name_to_handle_at(dirfd, path, file, mount_id, flags);
 }

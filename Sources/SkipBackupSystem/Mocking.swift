@@ -119,7 +119,7 @@ import SystemPackage
         "ENOSYS": .noFunction, "EOPNOTSUPP": .notSupported, "EACCES": .permissionDenied,
         "ENODEV": .operationNotSupportedByDevice, "ENOENT": .noSuchFileOrDirectory,
         "EIO": .ioError, "ELOOP": .tooManySymbolicLinkLevels,
-        "EROFS": .readOnlyFileSystem, "EBUSY": .resourceBusy,
+        "EROFS": .readOnlyFileSystem, "EBUSY": .resourceBusy, "EXDEV": .improperLink,
       ]
       for item in (forced ?? "").split(separator: ",") {
         let parts = item.split(separator: ":")

@@ -16,7 +16,7 @@ import SystemPackage
 /// `EPERM` by the item's type looks the type up and sets ``fileType``.
 public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertible {
   /// What went wrong: a call the kernel refused, or a refusal of SkipBackup's own.
-  public var cause: Cause
+  package var cause: Cause
   /// The item, as the caller named it.
   public var path: FilePath
   /// The extended attribute involved, if any.
@@ -29,10 +29,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// ``fileType`` is, so that `EPERM` is never blamed on an immutable flag
   /// nobody checked, nor `EACCES` on the item when a directory on the way
   /// denied it.
-  public var finding: Finding?
+  package var finding: Finding?
 
   /// What the item turned out to be, after an `EPERM` or `EACCES`.
-  public enum Finding: Hashable, Sendable {
+  package enum Finding: Hashable, Sendable {
     /// Its inode flags say immutable (`chattr +i`).
     case immutable
     /// Its inode flags say append-only (`chattr +a`).
@@ -50,7 +50,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   }
 
   /// The kernel's pseudo-filesystems, by the `f_type` `statfs(2)` gives.
-  public enum PseudoFilesystem: UInt, Hashable, Sendable, CaseIterable {
+  package enum PseudoFilesystem: UInt, Hashable, Sendable, CaseIterable {
     case proc = 0x9FA0
     case sysfs = 0x6265_6572
     case cgroup = 0x0027_E0EB
@@ -62,10 +62,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
 
     /// Its name as /proc/filesystems and mount(8) show it, which is the
     /// case's name.
-    public var name: String { String(describing: self) }
+    package var name: String { String(describing: self) }
   }
 
-  public enum Cause: Hashable, Sendable {
+  package enum Cause: Hashable, Sendable {
     /// The C call failed with the error number.
     case failed(SystemCall, Errno)
     /// SkipBackup refused before any call could fail.
@@ -73,7 +73,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   }
 
   /// A condition SkipBackup refuses by itself, rather than the kernel.
-  public enum Refusal: Hashable, Sendable {
+  package enum Refusal: Hashable, Sendable {
     /// A symbolic link given where its target is not followed (the tool
     /// without `-L`): Linux keeps no user attributes on links.
     case symbolicLinkNotFollowed
@@ -147,30 +147,36 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     return nil
   }
 
-  /// The C function that failed, such as `lsetxattr`; `nil` for a refusal.
-  public var call: SystemCall? {
+  /// The C function that failed, such as `lsetxattr` or
+  /// `ioctl(FS_IOC_SETFLAGS)`; `nil` when SkipBackup refused by itself
+  /// before any call (a symbolic link not followed, a foreign
+  /// `CACHEDIR.TAG`), which ``reason`` explains.
+  public var functionName: String? { call?.description }
+
+  /// The C function that failed; `nil` for a refusal.
+  package var call: SystemCall? {
     if case .failed(let call, _) = cause { return call }
     return nil
   }
 
   /// The refusal, when SkipBackup refused rather than the kernel.
-  public var refusal: Refusal? {
+  package var refusal: Refusal? {
     if case .refused(let refusal) = cause { return refusal }
     return nil
   }
 
   /// Whether the item was gone when the call was made.
-  public var isNoSuchFile: Bool { errno == .noSuchFileOrDirectory }
+  package var isNoSuchFile: Bool { errno == .noSuchFileOrDirectory }
 
   /// Whether the error is a refusal of user attributes on a symbolic link:
   /// the kernel's, or SkipBackup's before asking it.
-  public var isSymbolicLinkRefusal: Bool {
+  package var isSymbolicLinkRefusal: Bool {
     refusal == .symbolicLinkNotFollowed || (errno == .notPermitted && fileType == .symbolicLink)
   }
 
   /// Whether an open without following links met one (`ELOOP` from
   /// `O_NOFOLLOW`): the item became a symbolic link since it was listed.
-  public var isLinkNotFollowed: Bool {
+  package var isLinkNotFollowed: Bool {
     errno == .tooManySymbolicLinkLevels && call == .openat
   }
 
@@ -179,13 +185,13 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// name held a symbolic link or special file at the call, and the item
   /// again by the look (a swap under way; scripts/torture's sweepswap
   /// rounds meet it about once in 50).
-  public var isRefusedForAMomentaryType: Bool {
+  package var isRefusedForAMomentaryType: Bool {
     errno == .notPermitted && finding == .neitherImmutableNorAppendOnly
   }
 
   /// Whether the kernel refused because the item is a symbolic link, a
   /// device, a FIFO or a socket: Linux keeps user attributes on none of them.
-  public var isRefusedForFileType: Bool {
+  package var isRefusedForFileType: Bool {
     guard errno == .notPermitted, let fileType else { return false }
     return fileType != .regular && fileType != .directory
   }
@@ -200,7 +206,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
   /// what is no file or directory. `mark -R` and `sweep` both skip and
   /// count such an entry, not report it, and do not follow it (reported,
   /// 8 sweeps in 1,000 under scripts/torture's swaps failed on one).
-  public var isSwappedInDuringWalk: Bool {
+  package var isSwappedInDuringWalk: Bool {
     isRefusedForFileType || isLinkNotFollowed
       || refusal == .inodeFlagsNeedFileOrDirectory
       || refusal == .cacheDirectoryTagNeedsDirectory
@@ -395,7 +401,7 @@ extension String {
 extension FilePath {
   /// The path for messages: bytes as they are, except control characters and
   /// bytes that are not UTF-8, which are written as escapes (`\n`, `\xff`).
-  public var escapedDescription: String {
+  package var escapedDescription: String {
     withCString { pointer in
       let bytes = UnsafeBufferPointer(
         start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),

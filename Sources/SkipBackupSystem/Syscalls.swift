@@ -692,6 +692,16 @@ package enum FilesystemFlag {
     var status = statfs()
     return valueOrErrno { system_fstatfs(fd, &status) }.map { _ in UInt(status.f_flags) }
   }
+
+  /// The identity of the filesystem `fd` is on, statfs(2)'s `f_fsid`, as
+  /// its 8 bytes (what fanotify(7) names each event's filesystem by), and
+  /// its type, `f_type`.
+  package static func identity(of fd: CInt) -> Result<(identity: [UInt8], type: Int64), Errno> {
+    var status = statfs()
+    return valueOrErrno { system_fstatfs(fd, &status) }.map { _ in
+      (withUnsafeBytes(of: status.f_fsid) { Array($0) }, Int64(status.f_type))
+    }
+  }
 }
 
 /// The corresponding C function is `unshare(2)`, through CXattr: glibc
@@ -910,4 +920,67 @@ package func system_fchdir(_ fd: CInt) -> CInt {
 /// The corresponding C function is `chroot(2)`.
 package func system_chroot(_ path: UnsafePointer<CChar>) -> CInt {
   mocked(.chroot) { chroot(path) }
+}
+
+// MARK: - Watching a tree while run's view is made
+
+/// The flags and event bits of fanotify(7) and the handle flag of
+/// name_to_handle_at(2), for the view, which does not import CXattr.
+package enum WatchFlag {
+  package static let closeOnExec = CXATTR_FAN_CLOEXEC
+  package static let nonBlocking = CXATTR_FAN_NONBLOCK
+  package static let unlimitedQueue = CXATTR_FAN_UNLIMITED_QUEUE
+  package static let unlimitedMarks = CXATTR_FAN_UNLIMITED_MARKS
+  package static let reportDirectoryAndName = CXATTR_FAN_REPORT_DFID_NAME
+  package static let add = CXATTR_FAN_MARK_ADD
+  package static let dontFollow = CXATTR_FAN_MARK_DONT_FOLLOW
+  package static let onlyDirectory = CXATTR_FAN_MARK_ONLYDIR
+  package static let filesystem = CXATTR_FAN_MARK_FILESYSTEM
+  package static let attributes = CXATTR_FAN_ATTRIB
+  package static let movedFrom = CXATTR_FAN_MOVED_FROM
+  package static let movedTo = CXATTR_FAN_MOVED_TO
+  package static let created = CXATTR_FAN_CREATE
+  package static let deleted = CXATTR_FAN_DELETE
+  package static let overflow = CXATTR_FAN_Q_OVERFLOW
+  package static let onChildren = CXATTR_FAN_EVENT_ON_CHILD
+  package static let onDirectory = CXATTR_FAN_ONDIR
+  package static let directoryAndName = CXATTR_FAN_EVENT_INFO_TYPE_DFID_NAME
+  package static let metadataVersion = CXATTR_FANOTIFY_METADATA_VERSION
+  package static let handleForIdentity = CXATTR_AT_HANDLE_FID
+  package static let symbolicLinkFollow = CXATTR_AT_SYMLINK_FOLLOW
+  package static let emptyPath = CXATTR_AT_EMPTY_PATH
+  /// The bytes of a buffer for ``system_name_to_handle_at(_:_:_:_:_:)``:
+  /// struct file_handle's two fields and the longest handle.
+  package static let handleBufferSize = 8 + Int(CXATTR_MAX_HANDLE_SZ)
+}
+
+/// The corresponding C function is `fanotify_init(2)`.
+package func system_fanotify_init(_ flags: CUnsignedInt, _ eventFlags: CUnsignedInt) -> CInt {
+  mocked(.fanotifyInit) { cxattr_fanotify_init(flags, eventFlags) }
+}
+
+/// The corresponding C function is `fanotify_mark(2)`.
+package func system_fanotify_mark(
+  _ fd: CInt, _ flags: CUnsignedInt, _ mask: UInt64, _ dirfd: CInt,
+  _ path: UnsafePointer<CChar>?
+) -> CInt {
+  mocked(.fanotifyMark) { cxattr_fanotify_mark(fd, flags, mask, dirfd, path) }
+}
+
+/// The corresponding C function is `name_to_handle_at(2)`, into `handle`,
+/// a buffer of ``WatchFlag/handleBufferSize`` bytes (struct file_handle).
+package func system_name_to_handle_at(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ handle: UnsafeMutableRawPointer,
+  _ mountID: UnsafeMutablePointer<CInt>, _ flags: CInt
+) -> CInt {
+  mocked(.nameToHandleAt) { cxattr_name_to_handle_at(dirfd, path, handle, mountID, flags) }
+}
+
+/// The corresponding C function is `read(2)` of an fanotify group's events:
+/// a call of its own, so that a test can act just before the view is
+/// checked for changes (`SKIPBACKUP_RACE=read(fanotify):N:...`).
+package func system_read_events(_ fd: CInt, _ buffer: UnsafeMutableRawPointer?, _ size: Int)
+  -> Int
+{
+  mocked(.readEvents) { read(fd, buffer, size) }
 }

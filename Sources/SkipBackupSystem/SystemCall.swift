@@ -4,7 +4,7 @@
 /// Code decides by case, never by the text of a name: a reason depends on
 /// whether the call changes attributes or inode flags, not on how it is
 /// spelled.
-public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
   case getxattr, lgetxattr, fgetxattr, getxattrat
   case setxattr, lsetxattr, fsetxattr, setxattrat
   case listxattr, llistxattr, flistxattr, listxattrat
@@ -38,13 +38,18 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
   case openTree = "open_tree"
   case mountSetattr = "mount_setattr"
+  // Watching each ROOT while run's view is made (ChangeWatch.swift).
+  case fanotifyInit = "fanotify_init"
+  case fanotifyMark = "fanotify_mark"
+  case nameToHandleAt = "name_to_handle_at"
+  case readEvents = "read(fanotify)"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.
-  public var description: String { rawValue }
+  package var description: String { rawValue }
 
   /// Whether the call creates, changes or removes an extended attribute.
-  public var changesAttributes: Bool {
+  package var changesAttributes: Bool {
     switch self {
     case .setxattr, .lsetxattr, .fsetxattr, .setxattrat, .removexattr, .lremovexattr,
       .fremovexattr, .removexattrat:
@@ -54,7 +59,7 @@ public enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringCo
   }
 
   /// Whether the call reads or writes inode flags (`chattr`).
-  public var isInodeFlags: Bool {
+  package var isInodeFlags: Bool {
     self == .getInodeFlags || self == .setInodeFlags
   }
 }

@@ -54,44 +54,93 @@ package final class ViewVisitor: ReportingVisitor {
     self.reporter = reporter
   }
 
+  /// Records each directory walked and each excluded item for the watch
+  /// that tells whether the tree changed while the view was made
+  /// (``ChangeWatch``); `nil` when nothing watches (`--snapshot`).
+  package var watch: WatchRecorder?
+
   package func visit(_ entry: borrowing TreeEntry) -> TreeVisit {
     reporter.tick()
     if entry.depth == 1, !pruned.isEmpty {
       let name = entry.name
       if pruned.contains(where: { $0.elementsEqual(name) }) { return .skipChildren }
     }
-    var marks: MechanismSet = []
+    let judgement: Judgement
     do {
-      // The one listing of names that the marks read anyway tells whether
-      // the overlay would take an attribute for its own. A link or special
-      // file keeps no user.* attribute, so only root, who may find a
-      // trusted.overlay.* one on it, lists its names (one call each).
-      if entry.type.isRegularOrDirectory || overlayNamespace == .trusted {
-        let attributes = try ItemAttributes(of: entry.item)
-        if entry.type.isRegularOrDirectory && entry.depth > 0 {
-          marks = try mechanisms.marks(on: entry.item, listed: attributes)
-        }
-        if marks.isEmpty && attributes.overlayNames.contains(overlayNamespace) {
-          // Each such item is named: a directory's entries are walked too.
-          try refuseOverlayAttribute(entry)
-          return .descend
-        }
-      }
-      // A character device 0/0 is a whiteout to overlayfs: it would not show.
-      if entry.type.isCharacterDevice, try entry.item.status().st_rdev == 0 {
-        reporter.report(
-          "\(entry.path.escapedDescription): a character device 0/0, which overlayfs takes "
-            + "for a whiteout and would not show; \(Self.fallback)")
-        return .skipChildren
-      }
+      judgement = try Self.judge(
+        entry.item, type: entry.type, isRoot: entry.depth == 0, mechanisms: mechanisms,
+        overlayNamespace: overlayNamespace)
     } catch {
       return reporter.unreadable(error, at: entry)
     }
-    guard !marks.isEmpty else { return .descend }
     // "/" walks as "/a"; any other root as "ROOT/a".
-    let start = rootLength == 1 ? 1 : rootLength + 1
-    hidden.append(Array(entry.pathBytes[start...]))
-    return .skipChildren
+    let start = entry.depth == 0 ? entry.pathBytes.count : rootLength == 1 ? 1 : rootLength + 1
+    switch judgement {
+    case .shown:
+      if let watch, entry.type.isDirectory {
+        watch.record(
+          entry.item, at: Array(entry.pathBytes[start...]),
+          as: entry.isOnOtherFilesystem ? .closed(.shown) : .walked)
+      }
+      return .descend
+    case .hidden:
+      let path = Array(entry.pathBytes[start...])
+      hidden.append(path)
+      watch?.hide(entry.item, at: path, isDirectory: entry.type.isDirectory)
+      return .skipChildren
+    case .overlayAttribute:
+      // Each such item is named: a directory's entries are walked too.
+      do {
+        try refuseOverlayAttribute(entry)
+      } catch {
+        return reporter.unreadable(error, at: entry)
+      }
+      return .descend
+    case .whiteoutDevice:
+      reporter.report(
+        "\(entry.path.escapedDescription): a character device 0/0, which overlayfs takes "
+          + "for a whiteout and would not show; \(Self.fallback)")
+      return .skipChildren
+    }
+  }
+
+  /// What the view does with an item.
+  package enum Judgement: Equatable, Sendable {
+    /// It shows the item as it is.
+    case shown
+    /// It hides the item, which is marked: a whiteout in the layer.
+    case hidden
+    /// The item has an attribute in the overlay's own namespace, which an
+    /// overlay would obey or hide: the view is refused.
+    case overlayAttribute
+    /// The item is a character device 0/0, which overlayfs takes for a
+    /// whiteout: the view is refused.
+    case whiteoutDevice
+  }
+
+  /// What the view does with `item`, of `type`: the one judgement of the
+  /// walk, and of ``ChangeWatch`` when it looks at an item again. A ROOT's
+  /// own marks are looked at before the walk (`isRoot`).
+  package static func judge(
+    _ item: FileItem, type: FileType, isRoot: Bool, mechanisms: MechanismSet,
+    overlayNamespace: OverlayNamespaces
+  ) throws(SkipBackupError) -> Judgement {
+    // The one listing of names that the marks read anyway tells whether
+    // the overlay would take an attribute for its own. A link or special
+    // file keeps no user.* attribute, so only root, who may find a
+    // trusted.overlay.* one on it, lists its names (one call each).
+    if type.isRegularOrDirectory || overlayNamespace == .trusted {
+      let attributes = try ItemAttributes(of: item)
+      if type.isRegularOrDirectory && !isRoot,
+        !(try mechanisms.marks(on: item, listed: attributes)).isEmpty
+      {
+        return .hidden
+      }
+      if attributes.overlayNames.contains(overlayNamespace) { return .overlayAttribute }
+    }
+    // A character device 0/0 is a whiteout to overlayfs: it would not show.
+    if type.isCharacterDevice, try item.status().st_rdev == 0 { return .whiteoutDevice }
+    return .shown
   }
 
   /// What to do when the view cannot show a tree as it is.

@@ -27,10 +27,13 @@ package struct ViewRun: Sendable {
   package var snapshot = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// Where the diagnostics go; COMMAND gets the process's own streams.
+  package var streams: Streams = .standard
 
   package init(
     roots: [FilePath], command: [[UInt8]], mechanisms: MechanismSet, oneFileSystem: Bool = false,
-    sweepFirst: Bool = false, snapshot: Bool = false, quiet: Bool = false
+    sweepFirst: Bool = false, snapshot: Bool = false, quiet: Bool = false,
+    streams: Streams = .standard
   ) {
     self.roots = roots
     self.command = command
@@ -39,12 +42,33 @@ package struct ViewRun: Sendable {
     self.sweepFirst = sweepFirst
     self.snapshot = snapshot
     self.quiet = quiet
+    self.streams = streams
   }
 
   package func run() throws(ReportedFailure) {
+    // A live tree that changed while it was walked, where the view would
+    // show it wrongly, is walked again from the start (``ChangeWatch``).
+    // The last walk refuses a change rather than return it.
+    var number = 1
+    while true {
+      switch try attempt(number) {
+      case .changedDuringWalk: number += 1
+      }
+    }
+  }
+
+  /// How an attempt ended that did not end the run.
+  private enum Attempt {
+    /// The tree changed while it was walked: walk it again.
+    case changedDuringWalk
+  }
+
+  /// One walk of the ROOTs and, when the tree held still, the view and
+  /// COMMAND, which replaces this process; `number` counts the walks.
+  private func attempt(_ number: Int) throws(ReportedFailure) -> Attempt {
     let mechanisms = mechanisms
     let privilege = MountNamespace.Privilege.current
-    let run = WalkRun(showsProgress: !quiet) { diagnostics, progress in
+    let run = WalkRun(streams: streams, showsProgress: !quiet) { diagnostics, progress in
       ViewVisitor(
         mechanisms: mechanisms, privilege: privilege,
         reporter: Reporter(diagnostics: diagnostics, progress: progress))
@@ -52,7 +76,7 @@ package struct ViewRun: Sendable {
     let diagnostics = run.diagnostics
     let workingDirectory = CommandLaunch.workingDirectory()
 
-    if sweepFirst { try sweep(diagnostics) }
+    if sweepFirst && number == 1 { try sweep(diagnostics) }
 
     var viewRoots: [ViewRoot] = []
     for given in roots {
@@ -66,9 +90,16 @@ package struct ViewRun: Sendable {
     // The snapshots, once the sweep has marked what it marks: from here on
     // each ROOT is read in its snapshot.
     let snapshots = try snapshot ? takeSnapshots(&viewRoots, diagnostics) : nil
+    // A snapshot does not change; a live ROOT is watched from before its
+    // walk until COMMAND starts.
+    var watch =
+      snapshot
+      ? ChangeWatch()
+      : ChangeWatch(watching: viewRoots.map(\.path), mechanisms: mechanisms, privilege: privilege)
 
     for index in viewRoots.indices {
       for visitor in run.visitors {
+        visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
@@ -116,6 +147,9 @@ package struct ViewRun: Sendable {
     if snapshots == nil { viewRoots = addMountPoints(viewRoots, diagnostics) }
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw .failure }
+    if try watch.changedSinceWalk(lastWalk: number >= ChangeWatch.walks, diagnostics: diagnostics) {
+      return .changedDuringWalk
+    }
 
     if let snapshots {
       try superviseCommand(deleting: snapshots, diagnostics)
@@ -200,9 +234,12 @@ package struct ViewRun: Sendable {
       }
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
     } catch {
-      diagnostics.report(Self.explain(error))
+      // The view's making can fail for a change to the tree (a directory
+      // gone: ENOENT), which the watch then says better.
+      diagnostics.report(watch.changeWhileMounting() ?? Self.explain(error))
       throw .failure
     }
+    try watch.verify(diagnostics: diagnostics)
     throw ReportedFailure(status: CommandLaunch.exec(command, diagnostics: diagnostics))
   }
 
@@ -259,8 +296,8 @@ package struct ViewRun: Sendable {
     // A sweep that fails on some items has reported them; the view still
     // shows exactly the marks there are.
     do {
-      try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet).run()
-    } catch where error == .failure {}
+      try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet, streams: streams).run()
+    } catch  where error == .failure {}
   }
 
   /// The ROOT as the view is mounted at it: its canonical path, which must

@@ -181,7 +181,7 @@ extension CLITests {
       #expect(peerMarks(present).isEmpty)
     }
 
-    @Test func usageLinesFollowTheInterfaceOfIssue11() {
+    @Test func usageLinesFollowTheDocumentedInterface() {
       let du = skipbackup("du", "--help").lines.first { $0.hasPrefix("USAGE:") }
       #expect(
         du

@@ -18,7 +18,7 @@ extension CLITests {
       return names.filter { $0 != "help" }
     }()
 
-    @Test func theCommandsOfIssue3AreThere() {
+    @Test func everyDocumentedCommandIsThere() {
       for command in ["mark", "clear", "status", "check", "list", "export"] {
         #expect(Self.commands.contains(command), "\(command)")
       }
@@ -92,7 +92,7 @@ extension CLITests {
       }
     }
 
-    @Test func usageLinesFollowTheInterfaceOfIssue3() throws {
+    @Test func usageLinesFollowTheDocumentedInterface() throws {
       let usage = Dictionary(
         uniqueKeysWithValues: Self.commands.map { command in
           (

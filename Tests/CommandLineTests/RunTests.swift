@@ -560,9 +560,10 @@ import TestSupport
   /// A filesystem mounted inside ROOT gets its view through the view above
   /// it, by descriptor: a directory on the way swapped for a link to a
   /// directory outside ROOT after the mount table was read (here just
-  /// before the first view is mounted, SKIPBACKUP_RACE) stops the run with
-  /// ENOTDIR; the inner view is never mounted at the link's target, and
-  /// COMMAND does not run.
+  /// before the first view is mounted, SKIPBACKUP_RACE) stops the run at
+  /// ENOTDIR, which the watch of the tree explains as the move of `way`;
+  /// the inner view is never mounted at the link's target, and COMMAND
+  /// does not run.
   @Test func aViewInsideRootIsNeverMountedThroughALinkSwappedIn() throws {
     let tree = try TrickyTree()
     let work = tree.directory.path
@@ -589,8 +590,11 @@ import TestSupport
       access(tree.root + "/way", F_OK) == 0 && access(work + "/way.old", F_OK) == 0,
       "the race did not happen: \(result)")
     #expect(result.output.contains("status: 1"), "\(result)")
-    #expect(result.errors.contains("\(tree.root)/way"), "\(result)")
-    #expect(result.errors.contains("Not a directory"), "\(result)")
+    #expect(
+      result.errors.contains(
+        "skipbackup: \(tree.root)/way: changed while the view of \(tree.root) was being made "
+          + "(a directory holding excluded items moved away or was removed)"),
+      "\(result)")
     #expect(access(work + "/ran", F_OK) != 0, "COMMAND ran")
   }
 

@@ -11,9 +11,14 @@ import TestSupport
 /// directories, and one guest share over a scratch directory with
 /// `vfs objects = catia fruit streams_xattr`, as a Mac's file server has it.
 ///
-/// smbd runs in a process group of its own; `stop()` ends the group and
-/// reaps every member (this process is made their subreaper, so the helper
-/// processes smbd forks come back to it), so that no process is left.
+/// smbd runs as the first process of a PID namespace of its own (`unshare
+/// --pid --fork --kill-child`), in a process group of its own: `stop()`
+/// ends the group and reaps `unshare`, which returns only once smbd, and
+/// with it every helper it forked, is gone (pid_namespaces(7): when a
+/// namespace's init ends, the kernel kills and reaps the rest). No process
+/// of the tests' is made a subreaper: the orphans of every other test would
+/// then stay its zombies, and swift-testing's exit-test monitor, which
+/// waits on any child without reaping it, turns on them forever.
 final class SambaServer {
   let directory: TemporaryDirectory
   /// The shared directory on the server's disk.
@@ -24,6 +29,7 @@ final class SambaServer {
   private var drain: BackgroundThread?
 
   static let smbd = "/usr/sbin/smbd"
+  static let unshare = "/usr/bin/unshare"
   /// Whether Debian's samba and smbclient are installed (scripts/deps test).
   static let installed =
     FileManager.default.isExecutableFile(atPath: smbd)
@@ -37,7 +43,6 @@ final class SambaServer {
     directory = try TemporaryDirectory(prefix: "skipbackup-smbd")
     share = directory.directory("share")
     configuration = directory.path + "/smb.conf"
-    LibC.becomeSubreaper()
     var output = ""
     // A port found free may be taken before smbd binds it: try another.
     for _ in 0..<3 {
@@ -108,6 +113,7 @@ final class SambaServer {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
     posix_spawnattr_setpgroup(&attributes, 0)
     let arguments = [
+      Self.unshare, "--pid", "--fork", "--kill-child",
       Self.smbd, "--foreground", "--no-process-group", "--debug-stdout", "--debuglevel=2",
       "--configfile=" + configuration,
     ]
@@ -115,7 +121,7 @@ final class SambaServer {
     defer { for string in cStrings { free(string) } }
     var argv = cStrings + [nil]
     var child: pid_t = 0
-    let spawned = posix_spawn(&child, Self.smbd, &actions, &attributes, &argv, environ)
+    let spawned = posix_spawn(&child, Self.unshare, &actions, &attributes, &argv, environ)
     close(pipeEnds[1])
     guard spawned == 0 else {
       close(pipeEnds[0])
@@ -188,19 +194,12 @@ final class SambaServer {
   }
 }
 
-/// Two Linux calls the Glibc module does not declare (their headers need
-/// _GNU_SOURCE or are not in it), found in the C library by name.
+/// `pipe2(2)`, which the Glibc module does not declare (its header needs
+/// _GNU_SOURCE), found in the C library by name.
 enum LibC {
   /// The C library's function `name`, as a function of type `type`.
   private static func function<F>(_ name: String, as type: F.Type) -> F {
     unsafeBitCast(dlsym(dlopen(nil, RTLD_NOW), name), to: type)
-  }
-
-  /// `prctl(PR_SET_CHILD_SUBREAPER, 1)`: orphans of this process's
-  /// descendants come back to it, so that it can reap them.
-  static func becomeSubreaper() {
-    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-    _ = function("prctl", as: Prctl.self)(36, 1, 0, 0, 0)  // PR_SET_CHILD_SUBREAPER, <linux/prctl.h>
   }
 
   static func pipe2(_ ends: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32 {

@@ -225,6 +225,20 @@ import Testing
           var code: CInt = 0
           return outcome(system_sigwaitinfo(UnsafePointer(bitPattern: 8)!, &code))
         case .setParentDeathSignal: return outcome(system_setParentDeathSignal(-1))
+        case .fanotifyInit:
+          // Flags no kernel knows (EINVAL), so no group is made.
+          return outcome(system_fanotify_init(0x8000_0000, 0))
+        case .fanotifyMark:
+          return outcome(system_fanotify_mark(-1, WatchFlag.add, WatchFlag.created, -1, missing))
+        case .nameToHandleAt:
+          var handle = [UInt8](repeating: 0, count: WatchFlag.handleBufferSize)
+          var mountID: CInt = 0
+          return handle.withUnsafeMutableBytes { handle in
+            outcome(
+              system_name_to_handle_at(
+                MountFlag.atWorkingDirectory, missing, handle.baseAddress!, &mountID, 0))
+          }
+        case .readEvents: return outcome(system_read_events(-1, bytes.baseAddress, 64))
         }
       }
     }

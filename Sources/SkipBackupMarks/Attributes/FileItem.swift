@@ -105,7 +105,7 @@ public struct FileItem: @unchecked Sendable {
   }
 
   /// The directory descriptor and the flags of the `*at` calls that reach this item.
-  internal func withAtArguments<R>(
+  package func withAtArguments<R>(
     _ body: (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> R
   ) -> R {
     let noFollow = followsSymbolicLinks ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW

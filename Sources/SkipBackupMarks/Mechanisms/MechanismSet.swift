@@ -60,7 +60,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   }
 
   /// The mechanisms the tool and the docs know, by short name.
-  public static let named: [(name: String, set: MechanismSet)] =
+  package static let named: [(name: String, set: MechanismSet)] =
     Mechanism.attributeMechanisms.map { ($0.name, MechanismSet($0)) }
     + [("apple", .apple), ("all", .all)]
     + Mechanism.allCases.filter { !all.includes($0) }.map { ($0.name, MechanismSet($0)) }

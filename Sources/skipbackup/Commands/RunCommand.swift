@@ -20,6 +20,15 @@ struct RunCommand: ParsableCommand {
       as before. Nothing is mounted in the caller's namespace and nothing is written to disk: \
       the view vanishes with COMMAND, even when it is killed.
 
+      Without --snapshot the view is of the live tree. From before each ROOT is walked until \
+      COMMAND starts, the ROOTs are watched (fanotify): a change the view would show wrongly \
+      (a directory moved in, an item marked or unmarked, a marked file linked in) makes run \
+      walk them again, at most three times, and once the view is mounted refuses the run; a \
+      ROOT that cannot be watched is noted. The watch does not see a nodump flag changed, a \
+      mark set through a hard link outside ROOT, or a change on NFS or FUSE, and what changes \
+      once COMMAND runs shows through the view: --snapshot is the answer there. See \
+      docs/backups.md, What the live view promises.
+
       With --snapshot (btrfs), each ROOT is first frozen: a read-only snapshot of the btrfs \
       subvolume that holds it (one for the ROOTs on one subvolume) is walked instead of the \
       live tree and shown at ROOT's own path, so COMMAND sees one instant of each ROOT, \
@@ -56,9 +65,9 @@ struct RunCommand: ParsableCommand {
       skipbackup sweep on each ROOT with the user's rules. By default every attribute \
       mechanism counts (\(MechanismHelp.allSet)). See docs/backups.md.
 
-      Exit status: COMMAND's; 1 when the view could not be made exactly (each failure says \
-      which call failed and why, and COMMAND does not run), 126 when COMMAND cannot be run, \
-      127 when it is not found, 64 for a usage error.
+      Exit status: COMMAND's; 1 when the view could not be made exactly or the tree changed \
+      while it was made (each failure says what and why, and COMMAND does not run), 126 when \
+      COMMAND cannot be run, 127 when it is not found, 64 for a usage error.
       """)
 
   @OptionGroup var mechanismOptions: MechanismOptions

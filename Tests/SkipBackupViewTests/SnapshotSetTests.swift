@@ -1,0 +1,53 @@
+import SkipBackupCore
+import SkipBackupReport
+import SkipBackupView
+import SystemPackage
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `run --snapshot`'s snapshots in process, on a btrfs image of the test's
+/// own, read back with btrfs-progs: one read-only snapshot a subvolume,
+/// shared by its ROOTs, holding the instant it was taken, and gone after
+/// `delete` with `btrfs subvolume list` as it was.
+@Suite(.serialized, .enabled(if: getuid() == 0, "root: loop-mounting a btrfs image needs it"))
+struct SnapshotSetTests {
+  @Test func rootsOnOneSubvolumeShareOneReadOnlySnapshotUntilDeleted() throws {
+    let image = try BtrfsImage()
+    let home = try image.subvolume("home")
+    let other = try image.subvolume("other")
+    for directory in ["a", "b"] {
+      #expect(run(["mkdir", Argument(home + "/" + directory)]).status == 0)
+      let file = home + "/\(directory)/f"
+      #expect(
+        run(["sh", "-c", Argument("echo \(directory) > \"$0\""), Argument(file)]).status == 0)
+    }
+    let before = try image.subvolumes()
+
+    let set = try SnapshotSet(
+      [FilePath(home + "/a"), FilePath(home + "/b"), FilePath(other)], privilege: .root)
+    #expect(set.snapshots.count == 2)
+    #expect(set.roots.map(\.snapshot) == [0, 0, 1])
+    #expect(set.roots.map(\.inside) == [Array("a".utf8), Array("b".utf8), []])
+    let taken = try image.subvolumes().filter { !before.contains($0) }
+    #expect(taken.count == 2, "\(taken)")
+    #expect(taken.allSatisfy { $0.contains(".skipbackup-snapshots/") }, "\(taken)")
+    for snapshot in set.snapshots {
+      let property = run(["btrfs", "property", "get", "-ts", Argument(snapshot.path.string), "ro"])
+      #expect(property.output == "ro=true\n", "\(property)")
+    }
+
+    // The snapshot is one instant: a change to the live tree is not in it.
+    #expect(run(["sh", "-c", "echo changed > \"$0\"", Argument(home + "/a/f")]).status == 0)
+    let frozen = run(["cat", Argument(set.roots[0].real.string + "/f")])
+    #expect(frozen.output == "a\n", "\(frozen)")
+
+    let streams = try CapturedStreams()
+    set.delete(Diagnostics(streams: Streams(output: streams.output, errors: streams.errors)))
+    #expect(streams.errorText.isEmpty, "\(streams.description)")
+    #expect(try image.subvolumes() == before)
+  }
+}
