@@ -13,7 +13,7 @@ import SkipBackupSweep
 /// above it, and each tool's verdict.
 package struct Explanation {
   /// Every mechanism, whatever other commands count by default.
-  package static let mechanisms = MechanismSet([.legacy, .resource, .xdg, .nodump, .cachedir])
+  package static let mechanisms = MechanismSet.every
 
   package let path: [UInt8]
   package let marks: MechanismSet
@@ -38,14 +38,14 @@ package struct Explanation {
     marks =
       type == .regular || type == .directory
       ? try Self.mechanisms.marks(on: fileItem) : []
-    var above: [Set<String>] = []
+    var above: [MechanismSet] = []
     var nearest: ([UInt8], MechanismSet)?
     // Every directory up to `/`: a tool may read a mark that the nearest
     // marked directory does not carry.
     try forEachDirectory(above: path, followSymbolicLinks: followSymbolicLinks) {
       directory throws(SkipBackupError) in
       let found = try Self.mechanisms.marks(on: FileItem(borrowingPath: directory))
-      above.append(Set(found.names))
+      above.append(found)
       if nearest == nil && !found.isEmpty {
         nearest = (
           bytes(ofCString: directory), found
@@ -68,7 +68,7 @@ package struct Explanation {
     }
     let name = self.path.split(separator: 0x2F).last.map(Array.init) ?? []
     item = ItemMarks(
-      own: Set(marks.names), above: above, isDirectory: type == .directory,
+      own: marks, above: above, isDirectory: type == .directory,
       isCacheTag: type == .regular && name == Array(CacheDirectoryTag.fileName.utf8),
       unmarkable: type == .regular || type == .directory
         ? nil : Self.article(type))
@@ -93,11 +93,8 @@ package struct Explanation {
     return (path, item.isDirectory)
   }
 
-  /// The marks that exclude the item, own or inherited, in the set's order.
-  private var exportMarks: [String] {
-    let names = Set(marks.names).union(inheritedMarks?.names ?? [])
-    return Self.mechanisms.names.filter(names.contains)
-  }
+  /// The marks that exclude the item, own or inherited.
+  private var exportMarks: MechanismSet { marks.union(inheritedMarks ?? []) }
 
   package func verdicts() -> [(facts: ToolFacts, skips: Bool, needs: String)] {
     let target = target
@@ -108,7 +105,7 @@ package struct Explanation {
         ? ""
         : facts.needs(
           target: target.path, targetIsDirectory: target.isDirectory, exportMarks: exportMarks,
-          sweptWith: sweptWith?.names,
+          sweptWith: sweptWith,
           unmarkable: target.path == path ? item.unmarkable : nil)
       return (facts, skips, needs)
     }

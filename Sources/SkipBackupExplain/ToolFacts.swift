@@ -16,7 +16,7 @@ package struct ToolFacts {
   package let command: String
   /// The marks that make the tool skip the item carrying them, and, on a
   /// directory, everything under it.
-  package let reads: Set<String>
+  package let reads: MechanismSet
   /// A CACHEDIR.TAG keeps the tagged directory and the tag file itself in
   /// the backup: only the rest of its content is left out.
   package let keepsCacheTag: Bool
@@ -27,13 +27,13 @@ package struct ToolFacts {
 
   package enum Remedy {
     /// Add this mark, which the tool reads.
-    case mark(String)
+    case mark(Mechanism)
     /// A directory: add this mark; anything else: the export recipe.
-    case markDirectory(String, else: BackupTool)
+    case markDirectory(Mechanism, else: BackupTool)
     /// Mark it (if need be) and use the export recipe.
     case export(BackupTool)
     /// Add this mark and copy with `rsync -aX` to the Mac.
-    case markAndCopy(String)
+    case markAndCopy(Mechanism)
   }
 
   /// A tool whose one mark is a CACHEDIR.TAG, read by `--exclude-caches`,
@@ -43,27 +43,27 @@ package struct ToolFacts {
     _ tool: BackupTool, version: String, command: String, source: String
   ) -> ToolFacts {
     ToolFacts(
-      name: tool.rawValue, version: version, command: command, reads: ["cachedir"],
-      keepsCacheTag: true, source: source, remedy: .markDirectory("cachedir", else: tool))
+      name: tool.rawValue, version: version, command: command, reads: .cachedir,
+      keepsCacheTag: true, source: source, remedy: .markDirectory(.cachedir, else: tool))
   }
 
   package static let all: [ToolFacts] = [
     ToolFacts(
       name: "borg2", version: "borgbackup 2.0.0b22", command: "borg create",
-      reads: ["xdg", "nodump"], keepsCacheTag: false,
+      reads: [.xdg, .nodump], keepsCacheTag: false,
       source:
         "borg 2 archive.py (maybe_exclude_by_attr: user.xdg.robots.backup exactly 'false', and "
         + "the nodump flag, always on; b18-b21 had the xdg test inverted); a tagged directory "
         + "is not entered; checked by running it",
-      remedy: .mark("xdg")),
+      remedy: .mark(.xdg)),
     ToolFacts(
       name: "borg1", version: "borgbackup 1.2.4 (Debian 12)",
       command: "borg create --exclude-nodump --exclude-caches",
-      reads: ["nodump", "cachedir"], keepsCacheTag: false,
+      reads: [.nodump, .cachedir], keepsCacheTag: false,
       source:
         "borg 1.2 usage (--exclude-nodump, --exclude-caches; the tagged directory and its tag "
         + "are left out unless --keep-exclude-tags); checked by running it",
-      remedy: .mark("nodump")),
+      remedy: .mark(.nodump)),
     .cacheTagReader(
       .restic, version: "restic 0.14.0 (Debian 12)", command: "restic backup --exclude-caches",
       source:
@@ -84,21 +84,21 @@ package struct ToolFacts {
     ToolFacts(
       name: "timemachine", version: "macOS 10.5 and later",
       command: "rsync -aX to a Mac, then Time Machine",
-      reads: ["resource"], keepsCacheTag: false,
+      reads: .resource, keepsCacheTag: false,
       source:
         "Apple, QA1719 and the File System Programming Guide: Time Machine reads "
         + "isExcludedFromBackup (com.apple.metadata:com_apple_backup_excludeItem), on the item "
         + "or a directory above; com.apple.MobileBackup was read by iOS 5.0.1 backups only",
-      remedy: .markAndCopy("resource")),
+      remedy: .markAndCopy(.resource)),
   ]
 }
 
 /// What `explain` found about one item, for the tools to judge.
 package struct ItemMarks {
-  /// The item's own marks, by short name.
-  package var own: Set<String>
+  /// The item's own marks.
+  package var own: MechanismSet
   /// The marks of each directory above, the parent first.
-  package var above: [Set<String>]
+  package var above: [MechanismSet]
   package var isDirectory: Bool
   /// The item is a file named CACHEDIR.TAG.
   package var isCacheTag: Bool
@@ -116,7 +116,7 @@ extension ToolFacts {
     for (index, marks) in item.above.enumerated() {
       var marks = marks
       // The tag of the item's own directory: tar and restic keep it.
-      if index == 0 && keepsCacheTag && item.isCacheTag { marks.remove("cachedir") }
+      if index == 0 && keepsCacheTag && item.isCacheTag { marks.remove(.cachedir) }
       if !reads.isDisjoint(with: marks) { return true }
     }
     return false
@@ -127,7 +127,8 @@ extension ToolFacts {
   /// export; `exportMarks` names the marks that exclude it for the export
   /// to read (`-m`), empty when skipbackup does not count it excluded yet.
   package func needs(
-    target: [UInt8], targetIsDirectory: Bool, exportMarks: [String], sweptWith: [String]? = nil,
+    target: [UInt8], targetIsDirectory: Bool, exportMarks: MechanismSet,
+    sweptWith: MechanismSet? = nil,
     unmarkable: String? = nil
   ) -> String {
     // The directory that holds the target, as an argument.
@@ -145,7 +146,7 @@ extension ToolFacts {
       // `mark` would make the sweep's mark a hand mark: the sweep adds it.
       // The sweep of the directory that holds it reaches it by the same
       // rule; a bare `sweep` would sweep $HOME, which may not hold it.
-      let mechanisms = sweptWith! + (sweptWith!.contains(mark) ? [] : [mark])
+      let mechanisms = sweptWith!.names + (sweptWith!.includes(mark) ? [] : [mark.name])
       let root = holder.hasPrefix("-- ") ? holder : "-- " + holder
       return "skipbackup sweep -m \(mechanisms.joined(separator: ",")) \(root), the sweep of "
         + "its directory, adds \(mark) to the sweep's marks there (a mark by hand would take "
@@ -162,7 +163,7 @@ extension ToolFacts {
     }
   }
 
-  private func exportRecipe(_ tool: BackupTool, target: [UInt8], marks: [String]) -> String {
+  private func exportRecipe(_ tool: BackupTool, target: [UInt8], marks: MechanismSet) -> String {
     // The recipe on one line: the export, then the tool reading it.
     let recipe = tool.recipe.split(whereSeparator: \.isNewline)
       .map { $0.trimmingPrefix(while: \.isWhitespace) }
@@ -170,7 +171,7 @@ extension ToolFacts {
       .joined(separator: " ")
       .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
     // The export reads the marks that exclude the item, whatever they are.
-    let mechanisms = marks.isEmpty ? "" : "-m " + marks.joined(separator: ",") + " "
+    let mechanisms = marks.isEmpty ? "" : "-m " + marks.name + " "
     // The recipe reads the marks through `export` or `list`.
     let export = recipe.replacing("skipbackup export ", with: "skipbackup export " + mechanisms)
       .replacing("skipbackup list ", with: "skipbackup list " + mechanisms)

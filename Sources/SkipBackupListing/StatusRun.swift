@@ -55,18 +55,12 @@ package struct StatusRun: Sendable, Equatable {
         return
       }
       do throws(SkipBackupError) {
-        let status = try mechanisms.status(of: path, followSymbolicLinks: items.dereference)
-        let rule =
-          status.marks.isEmpty
-          ? nil
-          : try SweepRecord.read(
-            from: FileItem(path: path, followSymbolicLinks: items.dereference))?.rule
+        let item = FileItem(path: path, followSymbolicLinks: items.dereference)
+        let read = try report.read(item, mechanisms, strict: true)
+        let above = try mechanisms.markedAncestor(of: path, followSymbolicLinks: items.dereference)
         report.write(
-          path.bytes, marks: status.marks, inheritedFrom: status.inheritedFrom?.bytes,
-          sweepRule: rule,
-          forms: report.forms(
-            of: FileItem(path: path, followSymbolicLinks: items.dereference),
-            marks: status.marks))
+          path.bytes, marks: read.marks, inheritedFrom: above?.bytes, sweepRule: read.rule,
+          forms: read.forms)
       } catch {
         run.diagnostics.report(error, after: report.output)
       }
@@ -104,22 +98,21 @@ private final class StatusVisitor: ReportingVisitor {
       report.writeExcluded(entry.pathBytes)
       return .descend
     }
-    let marks: MechanismSet
+    let read: StatusReport.Reading
     do throws(SkipBackupError) {
-      marks = try reporter.marks(mechanisms, of: entry)
+      // A symbolic link or special file keeps no marks: not even listed.
+      read =
+        entry.type.isRegularOrDirectory
+        ? try report.read(entry.item, mechanisms) : StatusReport.Reading(marks: [])
     } catch {
       return reporter.unreadable(error, at: entry)
     }
     // The nearest marked directory: one in the walk, or else one above the root.
     let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
-    // The rule behind a sweep's mark: read only for marked items.
-    let rule =
-      marks.isEmpty || !(report.verbose || report.format == .json)
-      ? nil : (try? SweepRecord.read(from: entry.item))?.rule
     report.write(
-      entry.pathBytes, marks: marks, inheritedFrom: inheritedFrom, sweepRule: rule,
-      forms: report.forms(of: entry.item, marks: marks))
-    return marks.isEmpty ? .descend : .descendMarked
+      entry.pathBytes, marks: read.marks, inheritedFrom: inheritedFrom, sweepRule: read.rule,
+      forms: read.forms)
+    return read.marks.isEmpty ? .descend : .descendMarked
   }
 }
 
@@ -169,14 +162,53 @@ final class StatusReport {
     output.endRecord()
   }
 
-  /// Where a Mac's mark on `item` is kept when a Samba stream holds it
-  /// (MarkForm), for -v's text: read for marked items only.
-  ///
-  /// `nil` for every other line: an empty array made and released for each
-  /// of them cost 0.8 % of `status -R`'s instructions on the 200,000-file tree.
-  func forms(of item: FileItem, marks: MechanismSet) -> [String]? {
-    guard verbose && format == .text && !marks.isDisjoint(with: .apple) else { return nil }
-    return try? MarkForm.labels(of: item, mechanisms: marks)
+  /// What a line says of an item beyond its state.
+  struct Reading {
+    var marks: MechanismSet
+    /// The rule behind a sweep's mark (-v and JSON, marked items only).
+    var rule: [UInt8]? = nil
+    /// Where a Mac's mark is kept when a Samba stream holds it (MarkForm),
+    /// for -v's text, marked items only; `nil` for every other line: an
+    /// empty array made and released for each of them cost 0.8 % of
+    /// `status -R`'s instructions on the 200,000-file tree.
+    var forms: [String]? = nil
+  }
+
+  /// The marks of `item` among `mechanisms`, and what -v and JSON add for
+  /// a marked one, all from one listing of its names (``SweepListing``):
+  /// the marks, the sweep's record and the Samba streams each listed the
+  /// item's names again, three listings for each marked item.
+  /// A record that cannot be read fails the item when `strict` (a PATH
+  /// given), and is no rule in a walk.
+  func read(
+    _ item: FileItem, _ mechanisms: MechanismSet, strict: Bool = false
+  ) throws(SkipBackupError) -> Reading {
+    guard verbose || format == .json else { return Reading(marks: try mechanisms.marks(on: item)) }
+    func rule(_ listing: SweepListing?) throws(SkipBackupError) -> [UInt8]? {
+      do {
+        if let listing { return try SweepRecord.read(from: item, listed: listing)?.rule }
+        return try SweepRecord.read(from: item)?.rule
+      } catch {
+        if strict { throw error }
+        return nil
+      }
+    }
+    // Marks kept in no attribute (nodump, cachedir) need no listing; a
+    // marked item's record does.
+    guard !mechanisms.isDisjoint(with: .all) else {
+      var read = Reading(marks: try mechanisms.marks(on: item))
+      if !read.marks.isEmpty { read.rule = try rule(nil) }
+      return read
+    }
+    let listing = try SweepListing(of: item)
+    var read = Reading(marks: try mechanisms.marks(on: item, listed: listing.attributes))
+    guard !read.marks.isEmpty else { return read }
+    read.rule = try rule(listing)
+    if verbose && format == .text && !read.marks.isDisjoint(with: .apple) {
+      read.forms = try? MarkForm.labels(
+        of: item, listed: listing.attributes, mechanisms: read.marks)
+    }
+    return read
   }
 
   /// The plain text line of an excluded item: what ``write(_:marks:inheritedFrom:sweepRule:)``

@@ -60,15 +60,47 @@ extension Mechanism {
   }
 
   func markAttribute(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    var listing: ItemAttributes?
+    return try markAttribute(item, sharing: &listing, withOthers: false)
+  }
+
+  /// Marks `item`. Most items have no such attribute: one call creates it,
+  /// or fails if it exists. Then whether it is a mark already is read by
+  /// the table's value rule: alone, of its value (one read); `withOthers`,
+  /// of `listing`, the one listing of the item's names (``ItemAttributes``)
+  /// made at the first name found there and kept for the set's other
+  /// members, so that marking an item that carries every attribute mark
+  /// again costs one write, one listing and the values the rule reads (four
+  /// calls for `all`, where each member's write and read made six).
+  func markAttribute(
+    _ item: FileItem, sharing listing: inout ItemAttributes?, withOthers: Bool
+  ) throws(SkipBackupError) -> Bool {
     let attributes = ExtendedAttributes(of: item)
     let name = attributeName!
     let value = markValue!
-    // Most items have no such attribute: one call creates it, or fails if it exists.
+    if let known = listing, known.listed.includes(self) {
+      if try known.holdsMark(of: self, on: item) { return false }
+      try attributes.setValue(value, of: name)
+      return true
+    }
     do {
       try attributes.setValue(value, of: name, mode: .create)
       return true
     } catch  where error.errno == .fileExists {
-      if try isAttributeMarked(item) { return false }
+      let marked: Bool
+      if withOthers {
+        let known: ItemAttributes
+        if let listing {
+          known = listing
+        } else {
+          known = try ItemAttributes(of: item)
+        }
+        listing = known
+        marked = try known.holdsMark(of: self, on: item)
+      } else {
+        marked = try isAttributeMarked(item)
+      }
+      if marked { return false }
       try attributes.setValue(value, of: name)
       return true
     }
@@ -77,6 +109,15 @@ extension Mechanism {
   func checkAttribute(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try ExtendedAttributes(of: item).checkWritable(attributeName!)
     return false
+  }
+
+  /// Clears the mark from `item` when `listing`, the set's one listing of
+  /// its names, holds the attribute; nothing is asked of one without it.
+  func clearAttribute(_ item: FileItem, listed listing: ItemAttributes) throws(SkipBackupError)
+    -> Bool
+  {
+    guard listing.listed.includes(self) else { return false }
+    return try clearAttribute(item)
   }
 
   func clearAttribute(_ item: FileItem) throws(SkipBackupError) -> Bool {
@@ -92,15 +133,16 @@ extension Mechanism {
 
   /// The attribute mechanism whose attribute has the name `name` (the bytes
   /// of one entry of a `listxattr` list), if any: a walk's hot path, once
-  /// per name of every item. The names differ in length, so the length
-  /// leaves at most one candidate and one `memcmp` settles it.
+  /// per name of every item. A `memcmp` is made only where the lengths
+  /// agree: one at most for the table's names, which differ in length, and
+  /// a new row whose name is as long as another's is still found.
   @inline(__always)
   static func attributeMechanism(named name: UnsafeRawBufferPointer) -> Mechanism? {
     for mechanism in attributeMechanisms {
       guard case .attribute(let candidate, _, _) = mechanism.definition.store,
         candidate.utf8CodeUnitCount == name.count
       else { continue }
-      return name.equals(candidate) ? mechanism : nil
+      if name.equals(candidate) { return mechanism }
     }
     return nil
   }

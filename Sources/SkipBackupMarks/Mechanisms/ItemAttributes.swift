@@ -83,13 +83,20 @@ package struct ItemAttributes {
     // Most items carry no mark: no loop over the table for them.
     if namesSuffice || listed.isEmpty { return marks.union(listed) }
     for mechanism in Mechanism.attributeMechanisms where listed.includes(mechanism) {
-      if mechanism.presenceIsMark {
-        marks.insert(MechanismSet(mechanism))
-      } else if try mechanism.isAttributeMarked(item) {
-        marks.insert(MechanismSet(mechanism))
-      }
+      if try holdsMark(of: mechanism, on: item) { marks.insert(MechanismSet(mechanism)) }
     }
     return marks
+  }
+
+  /// Whether `mechanism`'s Linux name on `item` holds its mark, by this
+  /// listing and the table's value rule (a Mac's stream aside): what mark
+  /// asks before it writes.
+  package func holdsMark(of mechanism: Mechanism, on item: FileItem) throws(SkipBackupError)
+    -> Bool
+  {
+    guard listed.includes(mechanism) else { return false }
+    if mechanism.presenceIsMark { return true }
+    return try mechanism.isAttributeMarked(item)
   }
 }
 

@@ -58,13 +58,8 @@ public enum MarkForm: String, CaseIterable, Hashable, Sendable, CustomStringConv
   /// The attribute that keeps `mechanism`'s mark in this form, for the
   /// Apple mechanisms (with `:$DATA`, as Samba writes by default).
   public func attributeName(for mechanism: Mechanism) -> AttributeName? {
-    switch (self, mechanism) {
-    case (.local, _): mechanism.attributeName
-    case (.smb, .legacy), (.smbNative, .legacy): AttributeName(SambaStream.legacy.name)
-    case (.smb, .resource): AttributeName(SambaStream.resourcePrivate.name)
-    case (.smbNative, .resource): AttributeName(SambaStream.resourceNative.name)
-    default: nil
-    }
+    guard self != .local else { return mechanism.attributeName }
+    return SambaStream.written(mechanism, in: self).map { AttributeName($0.name) }
   }
 
   /// The bytes a mark writes in this form: Samba's stream ends with its extra 0.
@@ -94,11 +89,27 @@ package enum SambaStream: Int, CaseIterable, Sendable {
     }
   }
 
+  /// The stream in which `form` keeps `mechanism`'s mark, as Samba writes
+  /// it by default (with `:$DATA`); `nil` in the local form, and for a mark
+  /// no Mac writes. One case for each mechanism, and no default: a new
+  /// mechanism is a compile error here until it says which streams, if
+  /// any, a Mac's copy of it lands in.
+  package static func written(_ mechanism: Mechanism, in form: MarkForm) -> SambaStream? {
+    switch (mechanism, form) {
+    case (_, .local): nil
+    case (.legacy, .smb), (.legacy, .smbNative): .legacy
+    case (.resource, .smb): .resourcePrivate
+    case (.resource, .smbNative): .resourceNative
+    case (.xdg, _), (.nodump, _), (.cachedir, _): nil
+    }
+  }
+
   /// The mark the stream is.
   package var mechanism: Mechanism {
     switch self {
     case .legacy, .legacyUntyped: .legacy
-    default: .resource
+    case .resourcePrivate, .resourceNative, .resourcePrivateUntyped, .resourceNativeUntyped:
+      .resource
     }
   }
 
@@ -163,20 +174,21 @@ package struct SambaStreams: OptionSet, Sendable {
     SambaStream.allCases.filter { contains(SambaStreams($0)) }
   }
 
-  /// Which of `mechanisms` these streams mark on `item`: the resource value
-  /// by its presence, the legacy attribute by its first byte, read only from
-  /// the streams listed.
+  /// Which of `mechanisms` these streams mark on `item`, by the table's
+  /// value rule of each stream's mechanism (the resource value by its
+  /// presence, the legacy attribute by its first byte), read only from the
+  /// streams listed and only until one marks it.
   package func marks(
     for mechanisms: MechanismSet, on item: FileItem
   ) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
-    if mechanisms.contains(.resource), !isDisjoint(with: .resource) { marks.insert(.resource) }
-    if mechanisms.contains(.legacy) {
-      for stream in [SambaStream.legacy, .legacyUntyped] where contains(SambaStreams(stream)) {
-        if try stream.isMark(on: item) {
-          marks.insert(.legacy)
-          break
-        }
+    for stream in SambaStream.allCases where contains(SambaStreams(stream)) {
+      let mechanism = MechanismSet(stream.mechanism)
+      guard mechanisms.contains(mechanism), !marks.contains(mechanism) else { continue }
+      if stream.mechanism.presenceIsMark {
+        marks.insert(mechanism)
+      } else if try stream.isMark(on: item) {
+        marks.insert(mechanism)
       }
     }
     return marks
@@ -205,11 +217,18 @@ extension MarkForm {
   package static func labels(
     of item: FileItem, mechanisms: MechanismSet
   ) throws(SkipBackupError) -> [String] {
-    let attributes = try ItemAttributes(of: item)
+    try labels(of: item, listed: ItemAttributes(of: item), mechanisms: mechanisms)
+  }
+
+  /// ``labels(of:mechanisms:)`` from `attributes`, the caller's listing of
+  /// the item's names.
+  package static func labels(
+    of item: FileItem, listed attributes: ItemAttributes, mechanisms: MechanismSet
+  ) throws(SkipBackupError) -> [String] {
     let (local, streams) = (attributes.listed, attributes.streams)
     if streams.isEmpty { return [] }
     var labels: [String] = []
-    for mechanism in [Mechanism.legacy, .resource] where mechanisms.includes(mechanism) {
+    for mechanism in MechanismSet.apple.members where mechanisms.includes(mechanism) {
       if local.includes(mechanism), try mechanism.isAttributeMarked(item) {
         labels.append(mechanism.attributeName!.description)
       }
@@ -220,30 +239,30 @@ extension MarkForm {
     return labels
   }
 
-  /// Whether `item` carries `mechanism`'s mark in this form's attribute.
+  /// Whether `item` carries `mechanism`'s mark in this form's attribute
+  /// (a mark no Mac writes, where it always is).
   package func holdsMark(of mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool
   {
-    switch (self, mechanism) {
-    case (.smb, .legacy), (.smbNative, .legacy): try SambaStream.legacy.isMark(on: item)
-    case (.smb, .resource): try SambaStream.resourcePrivate.isMark(on: item)
-    case (.smbNative, .resource): try SambaStream.resourceNative.isMark(on: item)
-    default: try mechanism.isMarked(item)
+    guard let stream = SambaStream.written(mechanism, in: self) else {
+      return try mechanism.isMarked(item)
     }
+    return try stream.isMark(on: item)
   }
 
-  /// Writes `mechanism`'s mark on `item` in this form; returns whether
-  /// anything was written (not when the form's attribute holds a mark already).
+  /// Writes `mechanism`'s mark on `item` in this form (a mark no Mac
+  /// writes, where it always is); returns whether anything was written
+  /// (not when the form's attribute holds a mark already).
   package func mark(_ mechanism: Mechanism, on item: FileItem) throws(SkipBackupError) -> Bool {
-    guard self != .local, let name = attributeName(for: mechanism),
-      let value = value(for: mechanism)
+    guard let stream = SambaStream.written(mechanism, in: self), let value = value(for: mechanism)
     else { return try mechanism.mark(item) }
     let attributes = ExtendedAttributes(of: item)
+    let name = AttributeName(stream.name)
     do {
       try attributes.setValue(value, of: name, mode: .create)
       return true
     } catch  where error.errno == .fileExists {
       if mechanism.presenceIsMark { return false }
-      if try SambaStream.legacy.isMark(on: item) { return false }
+      if try stream.isMark(on: item) { return false }
       try attributes.setValue(value, of: name)
       return true
     }
@@ -254,13 +273,17 @@ extension MarkForm {
   /// listing, and a removal for each stream listed. Returns whether one was
   /// removed.
   package static func clearSambaStreams(
-    _ mechanisms: MechanismSet, on item: FileItem
+    _ mechanisms: MechanismSet, on item: FileItem, listed listing: ItemAttributes? = nil
   ) throws(SkipBackupError) -> Bool {
     let streams: SambaStreams
-    do {
-      streams = try ItemAttributes(of: item).streams
-    } catch  where error.isRefusedForFileType {
-      return false
+    if let listing {
+      streams = listing.streams
+    } else {
+      do {
+        streams = try ItemAttributes(of: item).streams
+      } catch  where error.isRefusedForFileType {
+        return false
+      }
     }
     var removed = false
     for stream in streams.members where mechanisms.includes(stream.mechanism) {

@@ -112,19 +112,41 @@ extension Mechanism {
     case markBytes
   }
 
-  /// One row of the table of mechanisms.
+  /// Who else writes a mechanism's mark, which decides the named sets and
+  /// the forms a mark can have on disk.
+  package enum Origin: Sendable {
+    /// Apple's: a Mac writes it, so it is in the set `apple`, and a Linux
+    /// file server that shares folders with Macs keeps it in a form of its
+    /// own (MacServerForms.swift: ``SambaStream``).
+    case apple
+    /// A Linux convention, written on Linux only.
+    case linux
+  }
+
+  /// One row of the table of mechanisms. No field has a default: a new
+  /// row names each, so that nothing a mechanism needs is left out unseen.
   package struct Definition: Sendable {
     /// Where the mark is kept.
     package var store: Store
     /// The mechanism's bit in a ``MechanismSet``.
     package var bit: UInt8
     /// Whether only directories can carry the mark.
-    package var directoriesOnly = false
+    package var directoriesOnly: Bool
+    /// Who else writes the mark.
+    package var origin: Origin
+    /// What the mark is, as `-m`'s help says it after the name:
+    /// `legacy (iOS 5.0.1's com.apple.MobileBackup)`.
+    package var summary: StaticString
+    /// What the mark is, as a sentence of the tool's help names it before
+    /// the name: `iOS 5.0.1's com.apple.MobileBackup attribute (legacy)`.
+    package var prose: StaticString
   }
 
   /// The table of the mechanisms: where each keeps its mark, with which
-  /// bytes, and what counts as set. A sixth mechanism is a case of
-  /// ``Mechanism`` and a row here, plus its tests (docs/architecture.md).
+  /// bytes, what counts as set, and how the help names it. A sixth
+  /// mechanism is a case of ``Mechanism`` and a row here, plus its tests;
+  /// docs/architecture.md ("The table of mechanisms") lists the places a
+  /// new row reaches, and the compiler points at the rest.
   ///
   /// Every field is a literal (no array, no reference), so reading a row
   /// on a walk's hot path retains and allocates nothing.
@@ -137,7 +159,9 @@ extension Mechanism {
       Definition(
         store: .attribute(
           name: "user.com.apple.MobileBackup", mark: "\u{1}", counts: .firstByteNotZero),
-        bit: 1 << 0)
+        bit: 1 << 0, directoriesOnly: false, origin: .apple,
+        summary: "iOS 5.0.1's com.apple.MobileBackup",
+        prose: "iOS 5.0.1's com.apple.MobileBackup attribute")
     case .resource:
       // The `isExcludedFromBackup` resource value of iOS 5.1 and macOS: the
       // attribute `com.apple.metadata:com_apple_backup_excludeItem`, whose
@@ -156,25 +180,38 @@ extension Mechanism {
             \0\0\0\0\0\0\0\u{1}\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\u{1C}
             """,
           counts: .anyValue),
-        bit: 1 << 1)
+        bit: 1 << 1, directoriesOnly: false, origin: .apple,
+        summary: "the iOS 5.1 isExcludedFromBackup resource value",
+        prose: "the isExcludedFromBackup resource value of iOS 5.1 and later")
     case .xdg:
       // freedesktop.org's "Common Extended Attributes": only `false` is a
       // mark (borg 2 reads it so); `true` says the opposite and is left
       // alone by clear.
       Definition(
         store: .attribute(name: "user.xdg.robots.backup", mark: "false", counts: .markBytes),
-        bit: 1 << 2)
+        bit: 1 << 2, directoriesOnly: false, origin: .linux,
+        summary: "user.xdg.robots.backup", prose: "the freedesktop user.xdg.robots.backup attribute"
+      )
     case .nodump:
-      Definition(store: .nodumpFlag, bit: 1 << 3)
+      Definition(
+        store: .nodumpFlag, bit: 1 << 3, directoriesOnly: false, origin: .linux,
+        summary: "the inode flag chattr +d sets", prose: "the nodump inode flag")
     case .cachedir:
-      Definition(store: .cacheDirectoryTag, bit: 1 << 4, directoriesOnly: true)
+      Definition(
+        store: .cacheDirectoryTag, bit: 1 << 4, directoriesOnly: true, origin: .linux,
+        summary: "a CACHEDIR.TAG in a directory", prose: "a CACHEDIR.TAG")
+    }
+  }
+
+  /// Whether the mark is kept in an extended attribute.
+  package var isAttribute: Bool {
+    switch definition.store {
+    case .attribute: true
+    case .nodumpFlag, .cacheDirectoryTag: false
     }
   }
 
   /// The mechanisms kept in an extended attribute, in order: the set
   /// ``MechanismSet/all``.
-  package static let attributeMechanisms = allCases.filter {
-    if case .attribute = $0.definition.store { return true }
-    return false
-  }
+  package static let attributeMechanisms = allCases.filter(\.isAttribute)
 }

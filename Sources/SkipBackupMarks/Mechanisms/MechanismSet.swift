@@ -38,8 +38,17 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   public static let nodump = MechanismSet(.nodump)
   public static let cachedir = MechanismSet(.cachedir)
 
-  /// iOS 5.0.1's attribute and the iOS 5.1 resource value.
-  public static let apple: MechanismSet = [.legacy, .resource]
+  /// iOS 5.0.1's attribute and the iOS 5.1 resource value: the marks a
+  /// Mac writes (the table's ``Mechanism/Origin/apple`` rows).
+  public static let apple = MechanismSet(
+    Mechanism.allCases.filter { $0.definition.origin == .apple })
+
+  /// Every mechanism.
+  package static let every = MechanismSet(Mechanism.allCases)
+
+  /// The mechanisms that only directories can carry.
+  private static let directoriesOnly = MechanismSet(
+    Mechanism.allCases.filter(\.marksDirectoriesOnly))
 
   /// Every mark kept in an extended attribute: legacy, resource and xdg.
   public static let all = MechanismSet(Mechanism.attributeMechanisms)
@@ -92,7 +101,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
 
   /// The members that can mark a file that is not a directory: all but
   /// those that mark only directories.
-  public var applicableToFiles: MechanismSet { subtracting(.cachedir) }
+  public var applicableToFiles: MechanismSet { subtracting(Self.directoriesOnly) }
 
   /// Whether any member marks `item`.
   public func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
@@ -103,42 +112,60 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// the first error is thrown after all have been tried.
   @discardableResult
   public func mark(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    try forEachMember { mechanism throws(SkipBackupError) in try mechanism.mark(item) }
+    try mark(item, form: .local)
   }
 
-  /// Marks with each member, legacy and resource in `form` (a Samba
-  /// server's stream for ``MarkForm/smb``), the others as ``mark(_:)`` does.
+  /// Marks with each member, Apple's (legacy and resource) in `form` (a
+  /// Samba server's stream for ``MarkForm/smb``), the others as
+  /// ``mark(_:)`` does.
+  ///
+  /// Each attribute member is written at once where its name is not there
+  /// (one call an item, for an unmarked tree); where it is, whether it is a
+  /// mark already is read, when other members write a Linux name too, from
+  /// one listing of the item's names (``ItemAttributes``), made then and
+  /// kept for them; a member alone reads its value, one call where a
+  /// listing and then the value would be two.
   @discardableResult
   public func mark(_ item: FileItem, form: MarkForm) throws(SkipBackupError) -> Bool {
-    try forEachMember { mechanism throws(SkipBackupError) in
-      try mechanism == .xdg || mechanism == .nodump || mechanism == .cachedir
-        ? mechanism.mark(item) : form.mark(mechanism, on: item)
+    // The members that write their Linux name: in another form, Apple's
+    // write a Samba stream instead.
+    let linuxNames = form == .local ? intersection(.all) : intersection(.all).subtracting(.apple)
+    let withOthers = linuxNames.count > 1
+    var listing: ItemAttributes?
+    return try forEachMember { mechanism throws(SkipBackupError) in
+      guard linuxNames.includes(mechanism) else { return try form.mark(mechanism, on: item) }
+      return try mechanism.markAttribute(item, sharing: &listing, withOthers: withOthers)
     }
   }
 
   /// Whether every member's mark is on `item` as ``mark(_:form:)`` writes
-  /// it: legacy and resource in `form`, the others as ever. What a dry run
-  /// of `mark --form` asks.
+  /// it: Apple's in `form`, the others as ever. What a dry run of `mark
+  /// --form` asks.
   public func isMarked(_ item: FileItem, in form: MarkForm) throws(SkipBackupError) -> Bool {
     for mechanism in members {
-      let marked =
-        mechanism == .legacy || mechanism == .resource
-        ? try form.holdsMark(of: mechanism, on: item) : try mechanism.isMarked(item)
-      if !marked { return false }
+      if try !form.holdsMark(of: mechanism, on: item) { return false }
     }
     return true
   }
 
   /// Clears each member's mark, as ``mark(_:)`` marks, in every form it has
-  /// (``MarkForm``): for legacy and resource the Samba streams too, which
-  /// costs one more listing of the item's names.
+  /// (``MarkForm``): for legacy and resource the Samba streams too. One
+  /// listing of the item's names (``ItemAttributes``) says which members'
+  /// attributes and which streams are there, so an item without marks costs
+  /// that one call; where the listing cannot be made, each member's own
+  /// calls say why, as they would alone.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
+    let listing =
+      isDisjoint(with: .all) && isDisjoint(with: .apple) ? nil : try? ItemAttributes(of: item)
     var changed = try forEachMember { mechanism throws(SkipBackupError) in
-      try mechanism.clear(item)
+      if let listing, mechanism.isAttribute {
+        return try mechanism.clearAttribute(item, listed: listing)
+      }
+      return try mechanism.clear(item)
     }
     if !isDisjoint(with: .apple) {
-      changed = try MarkForm.clearSambaStreams(self, on: item) || changed
+      changed = try MarkForm.clearSambaStreams(self, on: item, listed: listing) || changed
     }
     return changed
   }
@@ -206,12 +233,16 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   }
 
   /// The members kept elsewhere than in attributes (the nodump flag, a
-  /// CACHEDIR.TAG) whose mark `item` carries.
+  /// CACHEDIR.TAG) whose mark `item` carries, each read where the table
+  /// says it is kept.
   @inline(__always)
   private func marksOutsideAttributes(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
-    if contains(.nodump), try NodumpFlag.isMarked(item) { marks.insert(.nodump) }
-    if contains(.cachedir), try CacheDirectoryTag.isMarked(item) { marks.insert(.cachedir) }
+    let outside = subtracting(.all)
+    if outside.isEmpty { return marks }
+    for mechanism in Mechanism.allCases where outside.includes(mechanism) {
+      if try mechanism.isMarked(item) { marks.insert(MechanismSet(mechanism)) }
+    }
     return marks
   }
 

@@ -8,10 +8,11 @@ struct ClearCommand: ParsableCommand {
     commandName: "clear",
     abstract: "Remove the marks, so that backups include the items again.",
     discussion: """
-      Removes the mark of each mechanism chosen with --mechanism, by default all: the three \
-      attribute marks legacy, resource and xdg. nodump and cachedir are cleared only when named, \
+      Removes the mark of each mechanism chosen with --mechanism, by default all: the \
+      \(MechanismHelp.attributeCount) attribute marks \(MechanismHelp.attributeNames). \
+      \(MechanismHelp.otherNames) are cleared only when named, \
       as they are written only when named: to undo every mark skipbackup writes, all the way \
-      down, run skipbackup clear -R -m all,nodump,cachedir PATH. legacy and resource are removed \
+      down, run skipbackup clear -R -m \(MechanismHelp.everyValue) PATH. \(MechanismHelp.appleNames) are removed \
       in every form, the stream a Linux Samba server keeps for a Mac's mark too (mark --form). \
       An item without a mark is no error. Only marks are removed: an attribute that says the opposite \
       (user.xdg.robots.backup=true) stays, and so does a CACHEDIR.TAG that is not a valid tag. \

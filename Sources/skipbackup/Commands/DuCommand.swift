@@ -20,8 +20,8 @@ struct DuCommand: ParsableCommand {
       excluded is what du -s -B1 ROOT... (du -s -b ROOT...) and du -s --inodes ROOT... print \
       for each ROOT, and the text total is each inode once. An item marked by several mechanisms counts under each, and \
       what lies under a marked directory counts under that directory's mechanisms. By default \
-      every attribute mechanism counts (all: legacy, resource and xdg); -m all,nodump,cachedir \
-      counts all five. With --format json each ROOT is one JSON object on a line of its own:
+      every attribute mechanism counts (\(MechanismHelp.allSet)); -m \(MechanismHelp.everyValue) \
+      counts all \(MechanismHelp.everyCount). With --format json each ROOT is one JSON object on a line of its own:
 
         {"root": "r", "included": {"files": 3, "directories": 2, "bytes": 16384}, \
       "excluded": {...}, "by_mechanism": {"legacy": 0, ...}, "by_rule": {}, \
@@ -73,7 +73,8 @@ struct DuCommand: ParsableCommand {
   func run() throws {
     let run = UsageRun(
       roots: (roots.isEmpty ? ["."] : roots).map(RawArguments.path),
-      mechanisms: try mechanismOptions.mechanisms(default: .all), apparentSize: apparentSize, top: top,
+      mechanisms: try mechanismOptions.mechanisms(default: .all), apparentSize: apparentSize,
+      top: top,
       format: format, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
     try run.run()
   }

@@ -9,8 +9,8 @@ struct ExplainCommand: ParsableCommand {
     commandName: "explain",
     abstract: "Say why each item is in or out of backups, and what each backup tool does with it.",
     discussion: """
-      For each PATH: excluded or included, reading all five mechanisms (legacy, resource, xdg, \
-      nodump and cachedir) whatever the defaults of other commands; the item's own marks; the \
+      For each PATH: excluded or included, reading all \(MechanismHelp.everyCount) mechanisms \
+      (\(MechanismHelp.everyNames)) whatever the defaults of other commands; the item's own marks; the \
       nearest marked directory above it and its marks; the sweep rule behind the mark, where a \
       sweep made it; and for each backup tool, whether a run with exactly these options and no \
       exclusion file leaves the item out (for a directory: its contents), and if not, the one \

@@ -15,7 +15,7 @@ struct MarkCommand: ParsableCommand {
       modification times and other attributes never change, except that -m cachedir adds \
       CACHEDIR.TAG, a new entry, which changes the directory's modification time.
 
-      With --form smb the legacy and resource marks are written as a Linux Samba server \
+      With --form smb the \(MechanismHelp.appleNames) marks are written as a Linux Samba server \
       (vfs_fruit with vfs_streams_xattr) keeps a Mac's: in the stream attribute \
       user.DosStream.NAME:$DATA, so that a Mac client of the share sees the attribute \
       com.apple.metadata:com_apple_backup_excludeItem. The form smb is for Samba's default \
@@ -32,7 +32,7 @@ struct MarkCommand: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "Where legacy and resource marks are written: local (user.NAME), smb or smb-native "
+      "Where \(MechanismHelp.appleNames) marks are written: local (user.NAME), smb or smb-native "
         + "(a Samba share's stream, as a Mac client of it sees the mark).",
       valueName: "form"))
   var form: MarkForm = .local

@@ -8,13 +8,7 @@ import SkipBackupCore
 struct MechanismOptions: ParsableArguments {
   @Option(
     name: [.customShort("m", allowingJoined: true), .long],
-    help: ArgumentHelp(
-      "The marks to act on: legacy (iOS 5.0.1's com.apple.MobileBackup), resource (the iOS 5.1 "
-        + "isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode "
-        + "flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and "
-        + "resource) or all (legacy, resource and xdg). Separate several with commas, or repeat "
-        + "the option.",
-      valueName: "M"),
+    help: ArgumentHelp(MechanismHelp.option, valueName: "M"),
     completion: .custom(MechanismOptions.complete))
   var mechanism: [String] = []
 
