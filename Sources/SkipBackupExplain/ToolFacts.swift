@@ -184,8 +184,7 @@ extension ToolFacts {
 /// terminal: as it is when it holds only safe characters; otherwise in
 /// single quotes, with each control character (C0, DEL, C1) and each byte
 /// that is not UTF-8 written `$'\NNN'` (bash, zsh, ksh), so that the word
-/// names the exact bytes and shows nothing a terminal would act on (issue
-/// 24, 13). A word that starts with `-` goes after `--` (``pathArgument``).
+/// names the exact bytes and shows nothing a terminal would act on. A word that starts with `-` goes after `--` (``pathArgument``).
 package func shellQuoted(_ bytes: [UInt8]) -> String {
   let safe = bytes.allSatisfy {
     (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
