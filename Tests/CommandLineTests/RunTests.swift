@@ -308,7 +308,10 @@ import TestSupport
   @Test func aKillLeavesNothingBehind() throws {
     let tree = try TrickyTree()
     let before = try pathSet(under: Bytes(tree.directory.path))
-    let mountsBefore = mountInfo()
+    // The mounts at or below the tree: other tests mount btrfs images of
+    // their own meanwhile, in this process's namespace.
+    let mountsBefore = mountPoints(under: tree.directory.path)
+    #expect(mountsBefore.isEmpty)
     for attempt in 0..<12 {
       var pid: pid_t = 0
       let words: [String] = [skipbackupPath, "run", "-q", tree.root, "--", "sleep", "30"]
@@ -323,7 +326,7 @@ import TestSupport
       waitpid(pid, &status, 0)
       #expect(status & 0x7F == SIGKILL)
     }
-    #expect(mountInfo() == mountsBefore)
+    #expect(mountPoints(under: tree.directory.path) == mountsBefore)
     #expect(try pathSet(under: Bytes(tree.directory.path)) == before)
   }
 
@@ -686,6 +689,17 @@ import TestSupport
   /// This process's mount table.
   private func mountInfo() -> String {
     (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+  }
+
+  /// The mount points of this process's namespace at or below `directory`
+  /// (mountinfo's fifth field, whose spaces the kernel writes as \040).
+  private func mountPoints(under directory: String) -> [String] {
+    mountInfo().split(separator: "\n").compactMap { line in
+      let fields = line.split(separator: " ")
+      guard fields.count > 4 else { return nil }
+      let point = String(fields[4])
+      return point == directory || point.hasPrefix(directory + "/") ? point : nil
+    }
   }
 
   /// Each item under `root`, by the hex of its path relative to `root`, with its metadata as Python's os.lstat and

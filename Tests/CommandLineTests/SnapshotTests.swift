@@ -203,7 +203,9 @@ import TestSupport
   @Test func aKillLeavesNoMountAndTheNextRunDeletesItsSnapshot() throws {
     let (image, root) = try trickyTreeOnBtrfs()
     let subvolumes = try image.subvolumes()
-    let mountsBefore = mountInfo()
+    // The mounts in the image's directory (its own, and any a run left):
+    // other tests mount images of their own meanwhile.
+    let mountsBefore = mountPoints(under: image.directory.path)
     var left = 0
     for attempt in 0..<12 {
       var pid: pid_t = 0
@@ -225,7 +227,7 @@ import TestSupport
       #expect(status & 0x7F == SIGKILL)
       if try image.subvolumes().count > subvolumes.count { left += 1 }
     }
-    #expect(mountInfo() == mountsBefore)
+    #expect(mountPoints(under: image.directory.path) == mountsBefore)
     // Every process that held a snapshot is gone once its lock is free
     // (flock waits for that; it does not poll).
     let locks = try check(
@@ -350,6 +352,17 @@ import TestSupport
 
   private func mountInfo() -> String {
     (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+  }
+
+  /// The mount points of this process's namespace at or below `directory`
+  /// (mountinfo's fifth field).
+  private func mountPoints(under directory: String) -> [String] {
+    mountInfo().split(separator: "\n").compactMap { line in
+      let fields = line.split(separator: " ")
+      guard fields.count > 4 else { return nil }
+      let point = String(fields[4])
+      return point == directory || point.hasPrefix(directory + "/") ? point : nil
+    }
   }
 
   private func shell(_ script: String, _ argument: String) -> ProcessResult {
