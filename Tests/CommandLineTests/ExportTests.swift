@@ -193,12 +193,12 @@ import TestSupport
       open("marked", "w").close()
       os.setxattr("marked", "user.com.apple.MobileBackup", b"\\x01")
       """
-    try check(run(["python3", "-c", Argument(script), Argument(root), Argument(component)]))
+    try check(run([python3, "-c", Argument(script), Argument(root), Argument(component)]))
     // Deeper than PATH_MAX, which FileManager cannot remove; shutil.rmtree
     // works relative to open directories.
     defer {
       _ = run([
-        "python3", "-c", "import shutil, sys; shutil.rmtree(sys.argv[1])",
+        python3, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1])",
         Argument(root + "/" + component),
       ])
     }

@@ -21,7 +21,7 @@ extension String {
 
 /// Runs a Python script with `arguments` as its sys.argv[1:].
 func python(_ script: String, _ arguments: [Argument], input: [UInt8] = []) -> ProcessResult {
-  run([Argument("python3"), "-c", Argument(script)] + arguments, input: input)
+  run([python3, "-c", Argument(script)] + arguments, input: input)
 }
 
 /// Runs a shell command line; `$SKIPBACKUP` is the tool.

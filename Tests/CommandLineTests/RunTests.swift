@@ -206,7 +206,7 @@ import TestSupport
       let result = try check(
         run(
           [
-            "python3", "-c", Argument(compare), Argument(kind),
+            python3, "-c", Argument(compare), Argument(kind),
             Argument(place.work + "/\(kind)-real"), Argument(place.work + "/\(kind)-view"),
             Argument(
               kind == "restic" ? tree.root : kind == "borg" ? String(tree.root.dropFirst()) : ""),
@@ -257,7 +257,7 @@ import TestSupport
     }
     for signal in [SIGTERM, SIGKILL, SIGINT, SIGHUP] {
       let result = skipbackup(
-        "run", "-q", Argument(tree.root), "--", "python3", "-c", Argument(killSelf),
+        "run", "-q", Argument(tree.root), "--", python3, "-c", Argument(killSelf),
         Argument("\(signal)"))
       #expect(result.status == 128 + signal, "signal \(signal): \(result)")
     }
@@ -441,7 +441,7 @@ import TestSupport
       """#
     let listed = try listedIncluded(tree.root)
     let verdict = run([
-      "python3", "-c", Argument(check), Argument(tree.root), Argument("\(listed.count)"),
+      python3, "-c", Argument(check), Argument(tree.root), Argument("\(listed.count)"),
       Argument(work + "/listing"),
     ])
     #expect(verdict.output == "True True\n", "\(verdict)")
@@ -727,7 +727,7 @@ import TestSupport
               path = os.path.join(directory, name)
               describe(path, path[len(root) + 1:])
       """#
-    var arguments: [Argument] = ["python3", "-c", Argument(script), Argument(root)]
+    var arguments: [Argument] = [python3, "-c", Argument(script), Argument(root)]
     if let view {
       arguments = [Argument(skipbackupPath), "run", "-q", Argument(view), "--"] + arguments
     }

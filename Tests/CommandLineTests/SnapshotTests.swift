@@ -267,7 +267,7 @@ import TestSupport
       print(ready.decode().strip(), process.stdout.read().decode().strip(), process.wait())
       """#
     let forwarded = run([
-      "python3", "-c", Argument(forwarding), Argument(skipbackupPath), "run", "-q", "--snapshot",
+      python3, "-c", Argument(forwarding), Argument(skipbackupPath), "run", "-q", "--snapshot",
       Argument(root), "--", "sh", "-c",
       #"trap 'kill $!; echo got TERM; exit 3' TERM; sleep 30 & echo ready; wait"#,
     ])

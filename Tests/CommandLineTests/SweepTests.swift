@@ -76,7 +76,7 @@ extension CLITests {
       let home = tree.path + "/home"
       try check(
         run([
-          "python3", Argument(treeGenerator("mkhome.py")), Argument(home), Argument("\(projects)"),
+          python3, Argument(treeGenerator("mkhome.py")), Argument(home), Argument("\(projects)"),
         ]))
       return home
     }

@@ -197,7 +197,7 @@ func capturing(_ body: (Streams) throws(ReportedFailure) -> Void) throws -> (
     #expect(failure == nil, "\(captured.description)")
     #expect(captured.outputLines.count == find(tree.root).count, "one line an item")
     let check = run(
-      ["python3", "-c", Argument(Self.pythonOracle), Argument(tree.root)],
+      [python3, "-c", Argument(Self.pythonOracle), Argument(tree.root)],
       input: captured.outputBytes)
     #expect(check.status == 0 && check.output.isEmpty, "\(check)")
   }

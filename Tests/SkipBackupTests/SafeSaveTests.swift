@@ -142,15 +142,19 @@ import TestSupport
     let path = tree.file("target.db", "old")
     let dead = tree.file(".skipbackup-save-0", "torn")
     let live = tree.file(".skipbackup-save-1", "in progress")
-    // flock(1) holds the lock as a save in progress does, until it is killed.
+    // flock(1) holds the lock as a save in progress does, until it is
+    // killed. --no-fork makes the lock's holder the process that is killed,
+    // and SIGKILL kills it: the test runner's children may inherit SIGTERM
+    // blocked (strace: `sleep` outlived a SIGTERM by its whole minute).
     let holder = Process()
     holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-    holder.arguments = ["--exclusive", live, "sleep", "60"]
+    holder.arguments = ["--no-fork", "--exclusive", live, "sleep", "60"]
     try holder.run()
-    defer {
-      holder.terminate()
+    func killHolder() {
+      kill(holder.processIdentifier, SIGKILL)
       holder.waitUntilExit()
     }
+    defer { killHolder() }
     var tries = 0
     while run(["flock", "--nonblock", "--shared", Argument(live), "true"]).status == 0
       && tries < 500
@@ -163,8 +167,7 @@ import TestSupport
     #expect(try String(contentsOfFile: live, encoding: .utf8) == "in progress")
     #expect(try String(contentsOfFile: path, encoding: .utf8) == "new")
 
-    holder.terminate()
-    holder.waitUntilExit()
+    killHolder()
     try FilePath(path).writeExcludedFromBackup(Array("newer".utf8))
     #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path) == ["target.db"])
   }

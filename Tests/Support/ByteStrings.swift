@@ -61,7 +61,7 @@ public struct ByteStringGenerator {
 public func python(_ script: String, _ records: [[UInt8]]) -> [String] {
   let input = records.map { Data($0).base64EncodedString() }.joined(separator: "\n") + "\n"
   let result = run(
-    ["/usr/bin/python3", Argument("-c"), Argument(script)], input: Array(input.utf8))
+    [python3, Argument("-c"), Argument(script)], input: Array(input.utf8))
   #expect(result.status == 0, "\(result)")
   return result.lines
 }

@@ -21,7 +21,7 @@ public func changeTimes(_ directory: String) -> [String] {
             path = os.path.join(top, name)
             print(path.hex(), os.lstat(path).st_ctime_ns)
     """
-  let result = run(["python3", "-c", Argument(script), Argument(directory)])
+  let result = run([python3, "-c", Argument(script), Argument(directory)])
   #expect(result.status == 0, "\(result)")
   return result.lines.sorted()
 }

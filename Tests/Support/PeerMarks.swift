@@ -112,7 +112,7 @@ public func peerMarks(
     """
   let input = paths.map { Data($0).base64EncodedString() }.joined(separator: "\n") + "\n"
   let python = run(
-    ["python3", "-c", Argument(script)] + PeerMark.allCases.map { Argument($0.attribute) },
+    [python3, "-c", Argument(script)] + PeerMark.allCases.map { Argument($0.attribute) },
     input: Array(input.utf8))
   #expect(python.status == 0, "\(python)", sourceLocation: sourceLocation)
   return zip(paths, python.lines).map { path, line in

@@ -61,7 +61,7 @@ public func pythonGetxattr(_ path: [UInt8], _ name: String) -> [UInt8]? {
         sys.exit(1)
     sys.stdout.buffer.write(value)
     """
-  let result = run(["python3", "-c", Argument(script), Argument(bytes: path), Argument(name)])
+  let result = run([python3, "-c", Argument(script), Argument(bytes: path), Argument(name)])
   return result.status == 0 ? result.standardOutput : nil
 }
 

@@ -68,7 +68,7 @@ public struct SizedTree {
           f.seek(1024 * 1024)
           f.write(b"z" * 10000)
       """
-    let made = run(["python3", "-c", Argument(script), Argument(root)])
+    let made = run([python3, "-c", Argument(script), Argument(root)])
     #expect(made.status == 0, "the tree generator failed: \(made)")
     excluded = [
       (root + "/a2", Names.xdg),
