@@ -187,10 +187,10 @@ let package = Package(
       swiftSettings: mocking
     ),
     // Runs one library call in a process of its own, for tests that need
-    // another user than root (EACCES).
+    // another user than root (EACCES) or a process that ends.
     .executableTarget(
       name: "skipbackup-probe",
-      dependencies: ["SkipBackup"],
+      dependencies: ["SkipBackup", "SkipBackupListing", "SkipBackupReport", "SkipBackupSystem"],
       path: "Tests/Probe"
     ),
     // Temporary trees, processes with exact argument bytes, and the peers.

@@ -17,8 +17,7 @@ import TestSupport
 /// with it every helper it forked, is gone (pid_namespaces(7): when a
 /// namespace's init ends, the kernel kills and reaps the rest). No process
 /// of the tests' is made a subreaper: the orphans of every other test would
-/// then stay its zombies, and swift-testing's exit-test monitor, which
-/// waits on any child without reaping it, turns on them forever.
+/// then stay its zombies.
 final class SambaServer {
   let directory: TemporaryDirectory
   /// The shared directory on the server's disk.

@@ -8,12 +8,23 @@
 //   skipbackup-probe qa1719 PATH          addSkipBackupAttributeToItem(atPath:)
 //   skipbackup-probe save PATH SIZE       writeExcludedFromBackup of SIZE bytes
 //   skipbackup-probe copy PATH DEST       copyKeepingMarks(to:)
+//   skipbackup-probe write TEXT...        each TEXT and a newline through the
+//                                         tool's Output, flushed one by one
+//   skipbackup-probe list ROOT            the ListRun engine, as `list ROOT`
 //
 // Prints "ok" and any value in hex, or the error's description and then
-// "errno N" on a line of its own; exits 0 or 1.
+// "errno N" on a line of its own; exits 0 or 1. write and list print what
+// the tool would, and end as the tool does when its output cannot be
+// written: they are how the tests see a process end (SKIPBACKUP_FORCE_ERRNO
+// forces the failed write) without swift-testing's exit tests, whose
+// monitor thread spins on waitid(WNOWAIT) while any other child is a zombie
+// (a fifth of the suite's CPU time, measured with perf).
 
 import Foundation
 import SkipBackup
+import SkipBackupListing
+import SkipBackupReport
+import SkipBackupSystem
 
 let arguments = CommandLine.arguments
 func hex(_ bytes: [UInt8]) -> String {
@@ -31,6 +42,25 @@ func bytes(fromHex text: String) -> [UInt8] {
     index = next
   }
   return bytes
+}
+
+installMockingFromEnvironment()
+switch arguments[1] {
+case "write":
+  let output = Output(streams: Streams())
+  for text in arguments.dropFirst(2) {
+    output.write(text + "\n")
+    output.flush()
+  }
+  exit(0)
+case "list":
+  do throws(ReportedFailure) {
+    try ListRun(roots: [FilePath(arguments[2])], mechanisms: .all).run()
+  } catch {
+    exit(1)
+  }
+  exit(0)
+default: break
 }
 
 do throws(SkipBackupError) {

@@ -124,21 +124,21 @@ func capturing(_ body: (Streams) throws(ReportedFailure) -> Void) throws -> (
   /// Output that cannot be written (EIO forced on the first write) ends
   /// the run with status 1 and one line, never a silent exit 0 with a
   /// truncated list: what `list ... && backup` relies on.
-  @Test func anOutputThatCannotBeWrittenEndsTheRunWithStatus1() async {
-    let result = await #expect(processExitsWith: .exitCode(1), observing: [\.standardErrorContent])
-    {
-      let tree = try TemporaryDirectory()
-      let marked = tree.file("marked")
-      setfattr(marked, .legacy)
-      MockingDriver.withMocking { driver in
-        driver.force(.ioError, on: .write, times: 1)
-        _ = try? ListRun(roots: [FilePath(tree.path)], mechanisms: .all).run()
-      }
-    }
-    #expect(
-      result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) }
-        == "skipbackup: write error: Input/output error\n")
+  @Test func anOutputThatCannotBeWrittenEndsTheRunWithStatus1() throws {
+    let tree = try TemporaryDirectory()
+    let marked = tree.file("marked")
+    setfattr(marked, .legacy)
+    // The probe runs ListRun as `list ROOT` does, in a process of its own.
+    let listed = run([Argument(probePath), "list", Argument(tree.path)])
+    #expect(listed.status == 0 && listed.output == marked + "\n", "\(listed)")
+    let failed = run(
+      [Argument(probePath), "list", Argument(tree.path)],
+      environment: ["SKIPBACKUP_FORCE_ERRNO": "write:EIO:1:1"])
+    #expect(failed.status == 1, "\(failed)")
+    #expect(failed.errors == "skipbackup: write error: Input/output error\n")
+    #expect(failed.standardOutput.isEmpty, "\(failed)")
   }
+
 }
 
 @Suite struct StatusRunTests {

@@ -156,24 +156,18 @@ import TestSupport
   /// a full disk or a reader gone away as well) ends the run at once with
   /// exit status 1 and one line on the errors stream: a caller's `&&` must
   /// not go on with a truncated list.
-  @Test func aFailedWriteEndsTheProcessWithStatus1AndOneLine() async {
-    let result = await #expect(
-      processExitsWith: .exitCode(1), observing: [\.standardErrorContent, \.standardOutputContent]
-    ) {
-      MockingDriver.withMocking { driver in
-        driver.force(.ioError, on: .write, times: 1)
-        let output = Output(streams: Streams())
-        output.write("lost\n")
-        output.flush()
-        output.write("never written\n")
-      }
-    }
-    #expect(
-      result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) }
-        == "skipbackup: write error: Input/output error\n")
-    let lost = Array("lost".utf8)
-    #expect(result.map { $0.standardOutputContent.firstRange(of: lost) == nil } == true)
+  @Test func aFailedWriteEndsTheProcessWithStatus1AndOneLine() {
+    // The probe writes each argument through Output, flushed one by one.
+    let written = run([Argument(probePath), "write", "lost", "never written"])
+    #expect(written.status == 0 && written.output == "lost\nnever written\n", "\(written)")
+    let failed = run(
+      [Argument(probePath), "write", "lost", "never written"],
+      environment: ["SKIPBACKUP_FORCE_ERRNO": "write:EIO:1:1"])
+    #expect(failed.status == 1, "\(failed)")
+    #expect(failed.errors == "skipbackup: write error: Input/output error\n")
+    #expect(failed.standardOutput.isEmpty, "\(failed)")
   }
+
 }
 
 /// Bytes appended by one thread and read by another.
