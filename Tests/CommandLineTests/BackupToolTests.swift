@@ -127,8 +127,8 @@ struct BackupPlace {
   /// Creates the repository `tool` writes to.
   func prepare(_ tool: Tool) throws {
     switch tool {
-    case .restic: try check(self.tool(["restic", "init"]))
-    case .borg: try check(self.tool(["borg", "init", "-e", "none"]))
+    case .restic: try check(EmptyRepository.restic.copy(to: work + "/restic-repository"))
+    case .borg: try check(EmptyRepository.borg.copy(to: work + "/borg-repository"))
     case .rsync, .tar, .rsyncMirror: break
     }
   }
