@@ -7,7 +7,7 @@ import TestSupport
 /// exclusion file, leaves out what `skipbackup mark -m xdg` and
 /// `mark -m nodump` marked. It does not read the Apple names under `user.`,
 /// so resource- and legacy-marked items stay in, and so does xdg `true`.
-@Suite struct BorgTwoTests {
+@Suite(.onTestThreads) struct BorgTwoTests {
   @Test func plainCreateHonoursXdgAndNodumpMarks() throws {
     let borg = try borg2Path()
     let version = run([Argument(borg), "--version"])

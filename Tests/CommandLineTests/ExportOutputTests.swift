@@ -8,7 +8,7 @@ import TestSupport
 
 /// Where `export` writes: `-o` into a sticky directory where another user
 /// keeps changing what the name is, and a terminal.
-@Suite struct ExportOutputTests {
+@Suite(.onTestThreads) struct ExportOutputTests {
   /// A ROOT with one marked file, a sticky directory everyone may write,
   /// and root's 0600 file outside it that another user's link points at.
   private struct StickyPlace {

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// What `skipbackup export` writes, byte for byte, and when it refuses.
-@Suite struct ExportTests {
+@Suite(.onTestThreads) struct ExportTests {
   /// A root with one marked file for each name, and an unmarked one.
   private func tree(_ names: [Bytes]) throws -> (TemporaryDirectory, String) {
     let tree = try TemporaryDirectory()

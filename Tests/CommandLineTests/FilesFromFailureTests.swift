@@ -7,7 +7,7 @@ import TestSupport
 /// reported naming the list, what was read before is still acted on, and
 /// the exit status is 1. Read through swift-system's FileDescriptor, no
 /// forced errno reached it (the test failed so: exit 0, no message).
-@Suite struct FilesFromFailureTests {
+@Suite(.onTestThreads) struct FilesFromFailureTests {
   @Test(arguments: [
     ("openat:EACCES", "permission denied", 0),
     ("read:EIO", "input/output error", 0),

@@ -9,7 +9,7 @@ import TestSupport
 /// The end-to-end tests of the skipbackup tool, the built binary run in
 /// temporary trees: `swift test --filter CLITests`. Each topic is a suite
 /// nested here, in its own file.
-@Suite struct CLITests {}
+@Suite(.onTestThreads) struct CLITests {}
 
 // Helpers for the end-to-end tests of the skipbackup tool: trees with
 // symbolic links, FIFOs and odd names, what the peers (getfattr, setfattr,

@@ -5,7 +5,7 @@ import TestSupport
 /// Marks travel with the files: copies made by rsync -aX, cp -a and GNU tar
 /// --xattrs carry the same attributes, byte for byte, and read as the same
 /// exclusions; and the bytes a Mac writes read as marks.
-@Suite struct RoundTripTests {
+@Suite(.onTestThreads) struct RoundTripTests {
   enum Copier: String, CaseIterable, CustomTestStringConvertible {
     case rsync, cp, tar
     var testDescription: String { rawValue }

@@ -9,7 +9,7 @@ import TestSupport
 /// (/proc/self/setgroups, uid_map, gid_map); a kernel whose policy refuses
 /// that is named, and COMMAND never runs. The explanation is chosen by the
 /// failed call and the file it was made on, not by the text of a path.
-@Suite struct RunIdentityMapTests {
+@Suite(.onTestThreads) struct RunIdentityMapTests {
   @Test func aRefusedIdentityMapNamesThePolicy() throws {
     let tree = try TemporaryDirectory()
     let root = tree.directory("root")

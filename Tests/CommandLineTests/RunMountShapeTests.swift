@@ -13,7 +13,7 @@ import TestSupport
 /// refused in one line per cause and COMMAND does not run. Every
 /// filesystem is made in the test's own mount namespace (`unshare -m`), so
 /// nothing reaches the host's mount table.
-@Suite(.serialized) struct RunMountShapeTests {
+@Suite(.serialized, .onTestThreads) struct RunMountShapeTests {
   // MARK: - The view of /
 
   /// As root, `run /` makes the view COMMAND's root directory, with /proc,
@@ -60,7 +60,11 @@ import TestSupport
         skipbackup mark /data/sub/marked || exit 9
       export RESTIC_PASSWORD=x RESTIC_CACHE_DIR=/tmp/cache
       restic init -q -r /tmp/restic || exit 9
-      skipbackup run -q -x / -- restic backup -q -r /tmp/restic --one-file-system / || exit 9
+      # /proc's entries by name: restic lstats each entry of a mount point it
+      # will not enter, and a process that exits between the listing and the
+      # lstat failed the backup (seen with six tests at a time).
+      skipbackup run -q -x / -- restic backup -q -r /tmp/restic --one-file-system \
+        --exclude '/proc/*' / || exit 9
       skipbackup run -q -x / -- tar --one-file-system -cf /tmp/root.tar / 2>/dev/null || exit 9
       echo "== listed"; skipbackup list -x --included /
       echo "== restic"; restic ls -q -r /tmp/restic latest

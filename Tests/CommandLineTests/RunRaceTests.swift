@@ -18,7 +18,7 @@ import TestSupport
 /// runs start, stopped (SIGSTOP) at `chdir:1` so that nothing moves once
 /// COMMAND looks: the view showed its marked file in about half the runs
 /// before the watch.
-@Suite(.serialized) struct RunRaceTests {
+@Suite(.serialized, .onTestThreads) struct RunRaceTests {
   /// Who runs `run`: root watches each filesystem whole, anyone else each
   /// directory.
   enum User: String, CaseIterable, CustomTestStringConvertible {

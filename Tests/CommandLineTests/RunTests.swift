@@ -9,7 +9,7 @@ import TestSupport
 /// `skipbackup run ROOT -- COMMAND`: the real tools, run plainly
 /// through the view, back up exactly what `list --included` lists, with the
 /// real metadata; the view is read-only, private, and leaves nothing behind.
-@Suite(.serialized) struct RunTests {
+@Suite(.serialized, .onTestThreads) struct RunTests {
   /// Each tool's plain backup of ROOT, with no exclusion at all.
   enum Plain: String, CaseIterable, CustomTestStringConvertible {
     case restic, borg, tar, rsync

@@ -5,7 +5,7 @@ import TestSupport
 /// them and where a Mac's mark is kept (a Samba stream): all three from one
 /// listing of the item's names, counted with strace. Each was a listing of
 /// its own: three for each marked item.
-@Suite struct StatusListingTests {
+@Suite(.onTestThreads) struct StatusListingTests {
   @Test(arguments: [["-v"], ["--format", "json"]])
   func aMarkedItemIsListedOnce(_ options: [String]) throws {
     let tree = try TemporaryDirectory()

@@ -12,10 +12,11 @@ import SkipBackupMarking
 import SkipBackupReport
 import SystemPackage
 import Testing
+import TestSupport
 
 @testable import skipbackup
 
-@Suite struct EngineConfigurationTests {
+@Suite(.onTestThreads) struct EngineConfigurationTests {
   /// The command `arguments` parse into, as the executable parses them.
   private func parsed<Command: ParsableCommand>(_ arguments: [String], as _: Command.Type) throws
     -> Command

@@ -6,7 +6,7 @@ import TestSupport
 
 @testable import skipbackup
 
-@Suite struct RawArgumentsTests {
+@Suite(.onTestThreads) struct RawArgumentsTests {
   /// An argument that is text is its own path, byte for byte, even when it
   /// looks like the placeholder of an argument that does not exist.
   @Test func textArgumentsAreTheirOwnPaths() {

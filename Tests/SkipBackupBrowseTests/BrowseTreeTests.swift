@@ -11,7 +11,7 @@ import SystemPackage
 import Testing
 import TestSupport
 
-@Suite struct BrowseTreeTests {
+@Suite(.onTestThreads) struct BrowseTreeTests {
   /// The tree of `root` as BrowseRun builds it, by `threads` walkers that
   /// start handing directories over after the first item, its sums worked out.
   private func tree(of root: String, threads: Int = 8) -> (BrowseTree, [TreePart]) {

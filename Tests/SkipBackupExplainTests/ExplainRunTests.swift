@@ -16,7 +16,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct ExplainRunTests {
+@Suite(.onTestThreads) struct ExplainRunTests {
   /// A tree marked by the peers alone (setfattr, chattr +d, a CACHEDIR.TAG
   /// with the specification's signature): a file and a directory with
   /// content for each mechanism, and unmarked ones. Returns the root.

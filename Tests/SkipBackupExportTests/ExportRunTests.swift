@@ -18,7 +18,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct ExportRunTests {
+@Suite(.onTestThreads) struct ExportRunTests {
   /// Where the backups go, and the environment the tools read.
   private struct Place {
     let directory: TemporaryDirectory

@@ -6,7 +6,7 @@ import TestSupport
 
 @testable import SkipBackupExport
 
-@Suite struct LexicalPathTests {
+@Suite(.onTestThreads) struct LexicalPathTests {
   @Test func pythonNormalizedIsPosixpathNormpath() {
     var generator = ByteStringGenerator(state: 1)
     let paths =

@@ -7,7 +7,7 @@ import TestSupport
 
 @testable import SkipBackupExport
 
-@Suite struct RuleWriterTests {
+@Suite(.onTestThreads) struct RuleWriterTests {
   private static let roots: [[UInt8]] = ["/", "/srv/data", "r", ".", "a b/c", "/x/../y"].map {
     Array($0.utf8)
   }

@@ -30,7 +30,7 @@ func capturing(_ body: (Streams) throws(ReportedFailure) -> Void) throws -> (
   }
 }
 
-@Suite struct ListRunTests {
+@Suite(.onTestThreads) struct ListRunTests {
   /// `list -0` prints exactly the topmost items getfattr finds marked, and
   /// `list --included -0` exactly what find lists outside them (links and
   /// FIFOs included, the link never followed), each once, byte for byte.
@@ -141,7 +141,7 @@ func capturing(_ body: (Streams) throws(ReportedFailure) -> Void) throws -> (
 
 }
 
-@Suite struct StatusRunTests {
+@Suite(.onTestThreads) struct StatusRunTests {
   /// Python's reading of every item of the tree, written from formats.md's
   /// rules without this project's code: legacy when its first byte is not
   /// 0, resource whatever its value, xdg when it is exactly `false`; no
@@ -261,7 +261,7 @@ func capturing(_ body: (Streams) throws(ReportedFailure) -> Void) throws -> (
   }
 }
 
-@Suite struct CheckRunTests {
+@Suite(.onTestThreads) struct CheckRunTests {
   /// 0 when every PATH is excluded (marked, or below a marked directory),
   /// 1 when any is included, 2 when any cannot be read, with that one
   /// reported; a link is checked as itself unless dereferenced.

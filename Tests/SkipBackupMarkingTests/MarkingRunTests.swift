@@ -16,7 +16,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct MarkingRunTests {
+@Suite(.onTestThreads) struct MarkingRunTests {
   /// Runs `run` with its output and errors captured; whether it failed.
   private func perform(_ run: MarkingRun, _ captured: CapturedStreams) -> ReportedFailure? {
     var run = run

@@ -11,7 +11,7 @@ import TestSupport
 
 @testable import SkipBackupReport
 
-@Suite struct DiagnosticsTests {
+@Suite(.onTestThreads) struct DiagnosticsTests {
   /// Each failure is one line, `skipbackup: PATH: reason`, the path escaped
   /// and the errno's text Python's `os.strerror`; a symbolic link refused
   /// says how to act on its target. Failures are counted, notes are not,

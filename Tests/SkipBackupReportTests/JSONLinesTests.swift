@@ -7,7 +7,7 @@ import TestSupport
 
 @testable import SkipBackupReport
 
-@Suite struct JSONLinesTests {
+@Suite(.onTestThreads) struct JSONLinesTests {
   /// Every line parses as strict JSON; a path comes back byte for byte,
   /// from the string when it is UTF-8, else from `path_base64`, whose
   /// string is the lossy decoding; text and numbers come back as given.

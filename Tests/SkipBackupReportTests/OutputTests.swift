@@ -15,7 +15,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct OutputTests {
+@Suite(.onTestThreads) struct OutputTests {
   /// Names that write the clipboard (OSC 52), retitle the window (OSC 0,
   /// and its C1 form), clear the screen, and generated ones.
   static let names: [[UInt8]] = {

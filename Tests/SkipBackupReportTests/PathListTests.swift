@@ -10,7 +10,7 @@ import TestSupport
 
 @testable import SkipBackupReport
 
-@Suite struct PathListTests {
+@Suite(.onTestThreads) struct PathListTests {
   /// Every record of `list`.
   private func records(_ list: String, separator: UInt8) throws -> [PathList.Record] {
     var reader = try PathList(file: FilePath(list), separator: separator)

@@ -14,7 +14,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct SweepRecordTests {
+@Suite(.onTestThreads) struct SweepRecordTests {
   private static let prefix = Array("user.skipbackup.sweep".utf8)
 
   /// Every attribute on each of `paths` whose name starts with

@@ -13,7 +13,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct SweepSizeTests {
+@Suite(.onTestThreads) struct SweepSizeTests {
   /// A home as pnpm and cargo leave it: two node_modules holding hard
   /// links to one store outside them and to each other, a target holding
   /// two links of one file and a sparse file, and a filesystem mounted

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The resource-value API on URL and FilePath, QA1719's functions, and its
 /// version table.
-@Suite struct AppleAPITests {
+@Suite(.onTestThreads) struct AppleAPITests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

@@ -10,7 +10,7 @@ import TestSupport
 /// error context: the save then copied what it should have skipped
 /// (`security.evm`, which only the kernel may write), unseen. Now it is
 /// refused, naming the file, and nothing is replaced.
-@Suite struct AttributeConfigurationTests {
+@Suite(.onTestThreads) struct AttributeConfigurationTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

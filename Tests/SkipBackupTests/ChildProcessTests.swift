@@ -10,7 +10,7 @@ import TestSupport
 /// The programs the library runs (git, for sweep's gitignore rule): found
 /// on `PATH` by its bytes, and every call that starts and waits for them
 /// one that a forced errno reaches.
-@Suite struct ChildProcessTests {
+@Suite(.onTestThreads) struct ChildProcessTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

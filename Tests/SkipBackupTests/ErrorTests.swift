@@ -5,7 +5,7 @@ import TestSupport
 
 /// Every error of the attribute layer: its errno, and a message that names
 /// the path and says what is wrong.
-@Suite struct ErrorTests {
+@Suite(.onTestThreads) struct ErrorTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

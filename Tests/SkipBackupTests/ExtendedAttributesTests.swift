@@ -4,7 +4,7 @@ import SkipBackup
 import Testing
 import TestSupport
 
-@Suite struct ExtendedAttributesTests {
+@Suite(.onTestThreads) struct ExtendedAttributesTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

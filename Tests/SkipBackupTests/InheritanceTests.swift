@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// A marked directory excludes everything below it.
-@Suite struct InheritanceTests {
+@Suite(.onTestThreads) struct InheritanceTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

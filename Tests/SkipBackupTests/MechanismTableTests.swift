@@ -8,7 +8,7 @@ import TestSupport
 /// named sets, the forms a Mac's mark takes on a file server, and what mark
 /// and clear ask of an item all come from it, and from one listing of the
 /// item's names (ItemAttributes).
-@Suite struct MechanismTableTests {
+@Suite(.onTestThreads) struct MechanismTableTests {
   /// The sets are the table's rows, not lists of their own.
   @Test func theNamedSetsAreTheTables() {
     for mechanism in Mechanism.allCases {

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The bytes each mechanism writes, as peers nobody here wrote read them,
 /// and what the library reads from marks those peers write.
-@Suite struct MechanismTests {
+@Suite(.onTestThreads) struct MechanismTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

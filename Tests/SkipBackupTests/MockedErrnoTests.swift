@@ -14,7 +14,7 @@ import TestSupport
   /// `ENOSYS` fallback, `EINTR`, `ERANGE` growth and write errors. Each test
   /// proves its path ran by the calls the driver counted, and that the
   /// result is the one the kernel's own path gives.
-  @Suite struct MockedErrnoTests {
+  @Suite(.onTestThreads) struct MockedErrnoTests {
     let tree: TemporaryDirectory
     /// `dir/a`, reached as a tree walk reaches it: by name in the open `dir`,
     /// which is where the `*xattrat` calls (Linux 6.13) are used.

@@ -6,7 +6,7 @@ import TestSupport
 #if ENABLE_MOCKING
   /// The syscall layer's debug-only mocking: a forced errno reaches the code
   /// above the `system_*` wrapper exactly as the kernel's would.
-  @Suite struct MockingTests {
+  @Suite(.onTestThreads) struct MockingTests {
     let tree: TemporaryDirectory
     init() throws { tree = try TemporaryDirectory() }
 

@@ -16,7 +16,7 @@ import TestSupport
   /// at the path, looked again for the sticky-directory check, and then
   /// followed the link by path: with the link there at the first look,
   /// gone at the second and back at the open, it replaced root's file.
-  @Suite struct SafeSaveRaceTests {
+  @Suite(.onTestThreads) struct SafeSaveRaceTests {
     @Test func anotherUsersLinkToggledDuringASaveIsNeverFollowed() throws {
       let tree = try TemporaryDirectory()
       let shared = tree.directory("shared")

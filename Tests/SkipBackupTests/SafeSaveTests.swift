@@ -6,7 +6,7 @@ import TestSupport
 
 /// Saving replaces the file with a new inode; the mark must be on it before
 /// it takes the old one's place.
-@Suite struct SafeSaveTests {
+@Suite(.onTestThreads) struct SafeSaveTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

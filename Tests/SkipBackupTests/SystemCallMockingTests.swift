@@ -12,7 +12,7 @@ import Testing
   /// test's, or `SKIPBACKUP_FORCE_ERRNO`'s) reaches the code above exactly
   /// as the kernel's would. The switch below names every case: a new one
   /// does not compile until it is called here.
-  @Suite struct SystemCallMockingTests {
+  @Suite(.onTestThreads) struct SystemCallMockingTests {
     /// What a wrapper's call came to.
     enum Outcome: Equatable {
       case failed(Errno)

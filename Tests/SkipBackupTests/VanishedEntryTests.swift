@@ -15,7 +15,7 @@ import SystemPackage
   /// vanished entry whose path exists again at the end of the walk is
   /// handled then; one still gone is counted. The walk runs on the test's
   /// thread (one visitor), where the mocking driver acts.
-  @Suite struct VanishedEntryTests {
+  @Suite(.onTestThreads) struct VanishedEntryTests {
     let tree: TemporaryDirectory
     let root: String
     init() throws {
@@ -105,7 +105,7 @@ import SystemPackage
   /// end of the walk, when no listing of its parent is left: it is counted
   /// vanished at once (looked for again at the end, the sweep's visitor read
   /// the freed listing of its parent, or an index past its open directories).
-  @Suite struct VanishedEntryWithWholeListingsTests {
+  @Suite(.onTestThreads) struct VanishedEntryWithWholeListingsTests {
     /// Records the visits and the listings it was shown.
     final class Recorder: TreeVisitor {
       let onRootListing: () -> Void

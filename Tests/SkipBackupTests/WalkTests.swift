@@ -6,7 +6,7 @@ import SkipBackupCore
 import SystemPackage
 
 /// The descriptor-relative walk, alone and on several threads.
-@Suite struct WalkTests {
+@Suite(.onTestThreads) struct WalkTests {
   let tree: TemporaryDirectory
   init() throws { tree = try TemporaryDirectory() }
 

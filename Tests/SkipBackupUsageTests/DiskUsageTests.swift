@@ -15,7 +15,7 @@ import TestSupport
   import Glibc
 #endif
 
-@Suite struct DiskUsageTests {
+@Suite(.onTestThreads) struct DiskUsageTests {
   /// One ROOT walked by `threads` visitors that start handing directories
   /// over after the first item, as UsageRun walks with two after 1,000;
   /// every included directory and excluded item ranked.

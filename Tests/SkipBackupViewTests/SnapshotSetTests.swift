@@ -13,7 +13,9 @@ import TestSupport
 /// own, read back with btrfs-progs: one read-only snapshot a subvolume,
 /// shared by its ROOTs, holding the instant it was taken, and gone after
 /// `delete` with `btrfs subvolume list` as it was.
-@Suite(.serialized, .enabled(if: getuid() == 0, "root: loop-mounting a btrfs image needs it"))
+@Suite(
+  .serialized, .enabled(if: getuid() == 0, "root: loop-mounting a btrfs image needs it"),
+  .onTestThreads)
 struct SnapshotSetTests {
   @Test func rootsOnOneSubvolumeShareOneReadOnlySnapshotUntilDeleted() throws {
     let image = try BtrfsImage()

@@ -16,7 +16,8 @@ import TestSupport
 /// refusal that is lost fails the whole run rather than passing unseen.
 @Suite(
   .serialized,
-  .enabled(if: getuid() == 0, "root: device nodes and trusted.* attributes need it"))
+  .enabled(if: getuid() == 0, "root: device nodes and trusted.* attributes need it"),
+  .onTestThreads)
 struct ViewRefusalTests {
   let tree: TemporaryDirectory
   let witness: String
