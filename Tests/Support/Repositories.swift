@@ -53,14 +53,8 @@ private let borgTemplate: String = made(
 /// Runs `command` to make `PLACE/repository`, and returns its path.
 private func made(_ command: [Argument], environment: (String) -> [String: String]) -> String {
   let place = try! TemporaryDirectory(prefix: "skipbackup-repository")
-  templates.append(place)
+  keepUntilExit(place)
   let result = run(command, environment: environment(place.path))
   precondition(result.status == 0, "cannot make the template repository: \(result)")
   return place.path + "/repository"
 }
-
-/// Removed when the test process ends: a global's deinit never runs.
-nonisolated(unsafe) private var templates: [TemporaryDirectory] = {
-  atexit { templates = [] }
-  return []
-}()

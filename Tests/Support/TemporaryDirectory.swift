@@ -59,3 +59,26 @@ public final class TemporaryDirectory: @unchecked Sendable {
     return full
   }
 }
+
+/// Keeps `directory` until the test process ends, and removes it then: for
+/// what tests share (a template tree or repository), held by a global,
+/// whose deinit never runs.
+public func keepUntilExit(_ directory: TemporaryDirectory) {
+  kept.withLock { $0.append(directory) }
+}
+
+private let kept: Kept = {
+  atexit { kept.withLock { $0.removeAll() } }
+  return Kept()
+}()
+
+private final class Kept: @unchecked Sendable {
+  private let lock = NSLock()
+  private var directories: [TemporaryDirectory] = []
+
+  func withLock(_ body: (inout [TemporaryDirectory]) -> Void) {
+    lock.lock()
+    defer { lock.unlock() }
+    body(&directories)
+  }
+}
