@@ -238,7 +238,13 @@ import TestSupport
     let changed = compare.lines.filter { !$0.isEmpty && !$0.hasPrefix(".d  ") }
     #expect(changed.isEmpty, "\(changed.prefix(10))")
   }
+}
 
+/// `skipbackup run`'s own promises around COMMAND: its exit status,
+/// arguments and environment, the read-only view, what a kill leaves, an
+/// ordinary user's view and refusals. A suite of its own so that the run
+/// tests, serialized, are two chains rather than one twice as long.
+@Suite(.serialized, .onTestThreads) struct RunCommandTests {
   @Test func theExitStatusIsTheCommands() throws {
     let tree = try TrickyTree()
     // The test runner may start children with signals ignored or blocked,
@@ -683,60 +689,60 @@ import TestSupport
     #expect(result.status == 0, "\(result)")
     #expect(result.lines == ["package.json"], "\(result)")
   }
+}
 
-  // MARK: - Helpers
+// MARK: - Helpers of both suites
 
-  /// This process's mount table.
-  private func mountInfo() -> String {
-    (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+/// This process's mount table.
+private func mountInfo() -> String {
+  (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+}
+
+/// The mount points of this process's namespace at or below `directory`
+/// (mountinfo's fifth field, whose spaces the kernel writes as \040).
+private func mountPoints(under directory: String) -> [String] {
+  mountInfo().split(separator: "\n").compactMap { line in
+    let fields = line.split(separator: " ")
+    guard fields.count > 4 else { return nil }
+    let point = String(fields[4])
+    return point == directory || point.hasPrefix(directory + "/") ? point : nil
   }
+}
 
-  /// The mount points of this process's namespace at or below `directory`
-  /// (mountinfo's fifth field, whose spaces the kernel writes as \040).
-  private func mountPoints(under directory: String) -> [String] {
-    mountInfo().split(separator: "\n").compactMap { line in
-      let fields = line.split(separator: " ")
-      guard fields.count > 4 else { return nil }
-      let point = String(fields[4])
-      return point == directory || point.hasPrefix(directory + "/") ? point : nil
-    }
+/// Each item under `root`, by the hex of its path relative to `root`, with its metadata as Python's os.lstat and
+/// os.listxattr see it: the real tree, or through the view of `view`.
+private func metadata(_ root: String, through view: String?) throws -> [String: String] {
+  let script = #"""
+    import os, sys
+    root = sys.argv[1].encode()
+    def describe(path, relative):
+        s = os.lstat(path)
+        kind = s.st_mode >> 12
+        parts = [oct(s.st_mode), str(s.st_uid), str(s.st_gid), str(s.st_mtime_ns)]
+        if kind != 4:
+            # overlayfs shows a merged directory's size and link count as its own.
+            parts += [str(s.st_size), str(s.st_nlink)]
+        if kind == 10:
+            parts.append(os.readlink(path).hex())
+        else:
+            for name in sorted(os.listxattr(path, follow_symlinks=False)):
+                parts.append(name + "=" + os.getxattr(path, name, follow_symlinks=False).hex())
+        print(relative.hex() + "\t" + " ".join(parts))
+    describe(root, b"")
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(directory, name)
+            describe(path, path[len(root) + 1:])
+    """#
+  var arguments: [Argument] = [python3, "-c", Argument(script), Argument(root)]
+  if let view {
+    arguments = [Argument(skipbackupPath), "run", "-q", Argument(view), "--"] + arguments
   }
-
-  /// Each item under `root`, by the hex of its path relative to `root`, with its metadata as Python's os.lstat and
-  /// os.listxattr see it: the real tree, or through the view of `view`.
-  private func metadata(_ root: String, through view: String?) throws -> [String: String] {
-    let script = #"""
-      import os, sys
-      root = sys.argv[1].encode()
-      def describe(path, relative):
-          s = os.lstat(path)
-          kind = s.st_mode >> 12
-          parts = [oct(s.st_mode), str(s.st_uid), str(s.st_gid), str(s.st_mtime_ns)]
-          if kind != 4:
-              # overlayfs shows a merged directory's size and link count as its own.
-              parts += [str(s.st_size), str(s.st_nlink)]
-          if kind == 10:
-              parts.append(os.readlink(path).hex())
-          else:
-              for name in sorted(os.listxattr(path, follow_symlinks=False)):
-                  parts.append(name + "=" + os.getxattr(path, name, follow_symlinks=False).hex())
-          print(relative.hex() + "\t" + " ".join(parts))
-      describe(root, b"")
-      for directory, dirs, files in os.walk(root):
-          for name in dirs + files:
-              path = os.path.join(directory, name)
-              describe(path, path[len(root) + 1:])
-      """#
-    var arguments: [Argument] = [python3, "-c", Argument(script), Argument(root)]
-    if let view {
-      arguments = [Argument(skipbackupPath), "run", "-q", Argument(view), "--"] + arguments
-    }
-    let result = try check(run(arguments))
-    var items: [String: String] = [:]
-    for line in result.lines where !line.isEmpty {
-      let fields = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
-      items[String(fields[0])] = String(fields[1])
-    }
-    return items
+  let result = try check(run(arguments))
+  var items: [String: String] = [:]
+  for line in result.lines where !line.isEmpty {
+    let fields = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+    items[String(fields[0])] = String(fields[1])
   }
+  return items
 }

@@ -123,4 +123,3 @@ import TestSupport
     return result
   }
 }
-

@@ -129,7 +129,9 @@ private func contents(of descriptor: CInt) -> [UInt8] {
   var buffer = [UInt8](repeating: 0, count: 65536)
   var offset: off_t = 0
   while true {
-    let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+    let count = buffer.withUnsafeMutableBytes {
+      pread(descriptor, $0.baseAddress, $0.count, offset)
+    }
     guard count > 0 else { break }
     bytes += buffer[..<count]
     offset += off_t(count)
