@@ -693,22 +693,6 @@ import TestSupport
 
 // MARK: - Helpers of both suites
 
-/// This process's mount table.
-private func mountInfo() -> String {
-  (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
-}
-
-/// The mount points of this process's namespace at or below `directory`
-/// (mountinfo's fifth field, whose spaces the kernel writes as \040).
-private func mountPoints(under directory: String) -> [String] {
-  mountInfo().split(separator: "\n").compactMap { line in
-    let fields = line.split(separator: " ")
-    guard fields.count > 4 else { return nil }
-    let point = String(fields[4])
-    return point == directory || point.hasPrefix(directory + "/") ? point : nil
-  }
-}
-
 /// Each item under `root`, by the hex of its path relative to `root`, with its metadata as Python's os.lstat and
 /// os.listxattr see it: the real tree, or through the view of `view`.
 private func metadata(_ root: String, through view: String?) throws -> [String: String] {

@@ -350,21 +350,6 @@ import TestSupport
     #expect(try image.subvolumes() == subvolumes)
   }
 
-  private func mountInfo() -> String {
-    (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
-  }
-
-  /// The mount points of this process's namespace at or below `directory`
-  /// (mountinfo's fifth field).
-  private func mountPoints(under directory: String) -> [String] {
-    mountInfo().split(separator: "\n").compactMap { line in
-      let fields = line.split(separator: " ")
-      guard fields.count > 4 else { return nil }
-      let point = String(fields[4])
-      return point == directory || point.hasPrefix(directory + "/") ? point : nil
-    }
-  }
-
   private func shell(_ script: String, _ argument: String) -> ProcessResult {
     run(
       [
