@@ -16,9 +16,14 @@ import SystemPackage
 /// rename are relative to that descriptor. A symbolic link at the name is
 /// refused, never followed: root's `export -o /tmp/x` must not write the
 /// file another user's link there names, and a link swapped in after the
-/// look is replaced by the rename, not written through. Only `/dev/stdout`,
-/// `/dev/fd/N` and `/proc/self/fd/N`, links the kernel keeps to a
-/// descriptor in directories only root may write, are opened as named.
+/// look is replaced by the rename, not written through. Only a link in a
+/// directory that no user but root may write is followed, and written in
+/// place: no other user can have put it there, and those are the links to a
+/// descriptor that the kernel keeps (`/dev/stdout`, `/dev/fd/N`,
+/// `/proc/self/fd/N`). What a link leads to is judged by where the link
+/// is, never by its path's text: a rules file in a directory of its own
+/// under /dev/shm is a regular file like any other, and a write that fails
+/// there leaves the old one whole.
 package enum OutputFile {
   case inPlace(CInt)
   case replacement(ReplacementFile)
@@ -35,8 +40,13 @@ package enum OutputFile {
     // open is looked at again; only a changing name runs out of tries.
     for _ in 0..<3 {
       let entry = try DirectoryEntry(path)
-      if path.starts(with: "/dev") || path.starts(with: "/proc"), !entry.isShared {
-        let opened = OutputDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC)
+      if entry.type == .symbolicLink, entry.onlyRootMayWrite {
+        let directory = entry.directory
+        let opened = entry.name.withCString { name in
+          valueOrErrno {
+            system_openat(directory, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+          }
+        }
         return .inPlace(try opened.get(.openat, FileItem(path: path)))
       }
       switch entry.type {

@@ -20,8 +20,8 @@ import TestSupport
     var ran: String { tree.path + "/toggled" }
     static let secret = "root only\n"
 
-    init() throws {
-      tree = try TemporaryDirectory()
+    init(in base: String = scratch) throws {
+      tree = try TemporaryDirectory(in: base)
       tree.file("root/d/marked")
       setfattr(tree.path + "/root/d/marked", .legacy)
       Make.directory(Bytes(shared))
@@ -163,6 +163,58 @@ import TestSupport
   /// A name that would write the clipboard (OSC 52), retitle the window
   /// (OSC 0, and its C1 form) reaches a terminal from
   /// `export` escaped, as from `status`; piped, the rules hold its bytes.
+  /// The links to a descriptor that the kernel keeps, in directories only
+  /// root may write, are followed and written in place: the rules reach
+  /// standard output as `export` without `-o` prints them, as root and as
+  /// nobody (whose /proc/self/fd is their own, mode 0500).
+  @Test(arguments: ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+  func aLinkToADescriptorIsWrittenThrough(output: String) throws {
+    let place = try StickyPlace()
+    let expected = try check(skipbackup("export", "--for", "rsync", Argument(place.root)))
+    #expect(!expected.standardOutput.isEmpty)
+    for nobody in [false, true] {
+      // Through sh, so that standard output is a pipe of the user's own:
+      // nobody may not open root's.
+      let result = run(
+        [
+          "sh", "-c", "\"$0\" export --for rsync -o \"$1\" \"$2\" | cat", Argument(skipbackupPath),
+          Argument(output), Argument(place.root),
+        ], asNobody: nobody)
+      #expect(
+        result.status == 0 && result.errors.isEmpty, "\(output), nobody: \(nobody): \(result)")
+      #expect(result.standardOutput == expected.standardOutput, "\(output), nobody: \(nobody)")
+    }
+  }
+
+  /// A link is followed only where no user but root may write: in root's
+  /// own 0700 directory it is, in nobody's directory (root's `export -o`
+  /// there) it is refused, and the file it names is untouched; under /tmp
+  /// and /dev/shm alike (under /dev, nobody's link was once followed).
+  @Test(arguments: ["/tmp", "/dev/shm"])
+  func aLinkIsFollowedOnlyWhereNoUserButRootMayWrite(in base: String) throws {
+    let place = try StickyPlace(in: base)
+    let roots = place.tree.directory("roots")
+    chmod(roots, 0o700)
+    let target = place.tree.file("target", "old\n")
+    symlink(target, roots + "/rules")
+    let followed = skipbackup(
+      "export", "--for", "rsync", "-o", Argument(roots + "/rules"), Argument(place.root))
+    #expect(followed.status == 0, "\(followed)")
+    #expect(try String(contentsOfFile: target, encoding: .utf8) == "/d/marked\0")
+    let nobodys = place.tree.directory("nobodys")
+    try check(run(["chown", "nobody:nogroup", Argument(nobodys)]))
+    try check(
+      run(["ln", "-s", Argument(place.victim), Argument(nobodys + "/rules")], asNobody: true))
+    let refused = skipbackup(
+      "export", "--for", "rsync", "-o", Argument(nobodys + "/rules"), Argument(place.root))
+    #expect(refused.status == 1, "\(refused)")
+    #expect(
+      refused.errors.hasPrefix(
+        "skipbackup: \(nobodys)/rules: only a regular file can be copied or saved over"),
+      "\(refused)")
+    #expect(try String(contentsOfFile: place.victim, encoding: .utf8) == StickyPlace.secret)
+  }
+
   @Test func namesAreEscapedOnATerminalAndByteExactWhenPiped() throws {
     let tree = try TemporaryDirectory()
     let root = tree.directory("root")

@@ -65,6 +65,16 @@ package struct DirectoryEntry: ~Copyable {
   /// Whether the directory is sticky and others may write it.
   package var isShared: Bool { SharedDirectory.isShared(directoryStatus) }
 
+  /// Whether no user but root may add, remove or replace the directory's
+  /// entries: neither its group nor others may write it, and its owner is
+  /// root or may not write it either (/dev, /proc/self/fd, which is an
+  /// ordinary user's own, mode 0500). A link there was put by root or by the
+  /// kernel.
+  package var onlyRootMayWrite: Bool {
+    let mode = directoryStatus.st_mode
+    return mode & (S_IWGRP | S_IWOTH) == 0 && (directoryStatus.st_uid == 0 || mode & S_IWUSR == 0)
+  }
+
   /// What is at the name now, looked at again; another user's item in a
   /// sticky directory others may write is refused, as at the first look.
   package func lookAgain() throws(SkipBackupError) -> stat? {
