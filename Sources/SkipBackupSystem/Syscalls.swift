@@ -936,6 +936,7 @@ package enum WatchFlag {
   package static let dontFollow = CXATTR_FAN_MARK_DONT_FOLLOW
   package static let onlyDirectory = CXATTR_FAN_MARK_ONLYDIR
   package static let filesystem = CXATTR_FAN_MARK_FILESYSTEM
+  package static let flush = CXATTR_FAN_MARK_FLUSH
   package static let attributes = CXATTR_FAN_ATTRIB
   package static let movedFrom = CXATTR_FAN_MOVED_FROM
   package static let movedTo = CXATTR_FAN_MOVED_TO

@@ -175,6 +175,7 @@ static const unsigned int CXATTR_FAN_MARK_ADD = 0x1;
 static const unsigned int CXATTR_FAN_MARK_DONT_FOLLOW = 0x4;
 static const unsigned int CXATTR_FAN_MARK_ONLYDIR = 0x8;
 static const unsigned int CXATTR_FAN_MARK_FILESYSTEM = 0x100;
+static const unsigned int CXATTR_FAN_MARK_FLUSH = 0x80;
 static const uint64_t CXATTR_FAN_ATTRIB = 0x4;
 static const uint64_t CXATTR_FAN_MOVED_FROM = 0x40;
 static const uint64_t CXATTR_FAN_MOVED_TO = 0x80;
