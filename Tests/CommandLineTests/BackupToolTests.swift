@@ -167,7 +167,7 @@ struct BackupPlace {
   }
 }
 
-@Suite(.serialized, .onTestThreads) struct BackupToolTests {
+@Suite(.serialized, .onTestThreads(startingFirst: true)) struct BackupToolTests {
   /// Every tool with every form of ROOT but one: the tar recipe writes
   /// backup.tar into the working directory, which for `.` is ROOT itself,
   /// so that pair is not run (rather than run and reported as passed).

@@ -15,7 +15,7 @@ let canMount: Bool = {
 /// The nodump and cachedir mechanisms, which Linux backup tools read
 /// themselves: marked by skipbackup or by a peer, read by the other, and
 /// honoured by the real tools.
-@Suite(.serialized, .onTestThreads) struct BridgeTests {
+@Suite(.serialized, .onTestThreads(startingFirst: true)) struct BridgeTests {
   /// A small tree: marked files and directories with content, unmarked ones
   /// beside them.
   private func tree() throws -> TemporaryDirectory {

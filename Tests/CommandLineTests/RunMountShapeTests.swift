@@ -13,7 +13,7 @@ import TestSupport
 /// refused in one line per cause and COMMAND does not run. Every
 /// filesystem is made in the test's own mount namespace (`unshare -m`), so
 /// nothing reaches the host's mount table.
-@Suite(.serialized, .onTestThreads) struct RunMountShapeTests {
+@Suite(.serialized, .onTestThreads(startingFirst: true)) struct RunMountShapeTests {
   // MARK: - The view of /
 
   /// As root, `run /` makes the view COMMAND's root directory, with /proc,

@@ -9,7 +9,7 @@ import TestSupport
 /// `skipbackup run --snapshot`: COMMAND sees one instant of each ROOT,
 /// from a read-only btrfs snapshot deleted after it, with exactly what
 /// `list --included` listed then; a refusal is one line before COMMAND.
-@Suite(.serialized, .onTestThreads) struct SnapshotTests {
+@Suite(.serialized, .onTestThreads(startingFirst: true)) struct SnapshotTests {
   /// A tricky tree copied (attributes and all) into the subvolume `sv` of a
   /// fresh image: ROOT is `MNT/sv/root`, inside the subvolume.
   private func trickyTreeOnBtrfs(options: [String] = []) throws -> (BtrfsImage, String) {

@@ -4,33 +4,38 @@ import Foundation
   import Glibc
 #endif
 
-/// btrfs-progs, which `scripts/deps test` installs, is not there, or one of
-/// its programs failed.
-public struct BtrfsImageFailure: Error, CustomStringConvertible {
+/// The program that makes or mounts a test's filesystem is not there (for
+/// btrfs: btrfs-progs, which `scripts/deps test` installs), or it failed.
+public struct FilesystemImageFailure: Error, CustomStringConvertible {
   public var result: ProcessResult
   public var description: String {
     result.status == 127 || result.errors.contains("not found")
-      ? "btrfs-progs is missing: scripts/deps test installs it\n\(result)" : "\(result)"
+      ? "a program is missing (scripts/deps test installs btrfs-progs)\n\(result)" : "\(result)"
   }
 }
 
-/// A btrfs filesystem of a test's own: a sparse 512 MiB image, made with
-/// mkfs.btrfs and loop-mounted at DIRECTORY/mnt with `options`; unmounted
-/// (lazily, so that a process a failed test left cannot keep it) when the
-/// test is done, which frees the loop device.
-public final class BtrfsImage {
+/// A filesystem of a test's own, of `kind`, in a sparse image of `size`
+/// made by mkfs and loop-mounted at DIRECTORY/mnt with `options`;
+/// unmounted (lazily, so that a process a failed test left cannot keep it)
+/// when the test is done, which frees the loop device.
+public class FilesystemImage {
+  public enum Kind: String {
+    case btrfs, ext4
+  }
+
   public let directory: TemporaryDirectory
   /// Where the filesystem is mounted.
   public let mountPoint: String
-  private var mounts: [String] = []
+  fileprivate var mounts: [String] = []
 
-  public init(options: [String] = []) throws {
-    try Self.succeed(run(["sh", "-c", "command -v mkfs.btrfs"]))
-    directory = try TemporaryDirectory(prefix: "skipbackup-btrfs")
+  public init(_ kind: Kind, size: String, options: [String] = []) throws {
+    let mkfs = "mkfs." + kind.rawValue
+    try Self.succeed(run(["sh", "-c", Argument("command -v \(mkfs)")]))
+    directory = try TemporaryDirectory(prefix: "skipbackup-\(kind.rawValue)")
     let image = directory.path + "/image"
     mountPoint = directory.directory("mnt")
-    try Self.succeed(run(["truncate", "-s", "512M", Argument(image)]))
-    try Self.succeed(run(["mkfs.btrfs", "-q", Argument(image)]))
+    try Self.succeed(run(["truncate", "-s", Argument(size), Argument(image)]))
+    try Self.succeed(run([Argument(mkfs), "-q", Argument(image)]))
     try Self.succeed(
       run(
         [
@@ -42,6 +47,21 @@ public final class BtrfsImage {
 
   deinit {
     for mount in mounts.reversed() { _ = run(["umount", "-l", Argument(mount)]) }
+  }
+
+  @discardableResult
+  fileprivate static func succeed(_ result: ProcessResult) throws(FilesystemImageFailure)
+    -> ProcessResult
+  {
+    guard result.status == 0 else { throw FilesystemImageFailure(result: result) }
+    return result
+  }
+}
+
+/// A btrfs filesystem of a test's own, of 512 MiB, and its subvolumes.
+public final class BtrfsImage: FilesystemImage {
+  public init(options: [String] = []) throws {
+    try super.init(.btrfs, size: "512M", options: options)
   }
 
   /// Creates the subvolume `name` at the top, owned by `owner` (user:group).
@@ -69,11 +89,5 @@ public final class BtrfsImage {
       guard words.count > 3, words[2] == "gen" else { return line }
       return (words[..<2] + words[4...]).joined(separator: " ")
     }
-  }
-
-  @discardableResult
-  private static func succeed(_ result: ProcessResult) throws(BtrfsImageFailure) -> ProcessResult {
-    guard result.status == 0 else { throw BtrfsImageFailure(result: result) }
-    return result
   }
 }
