@@ -89,7 +89,7 @@ import TestSupport
   /// not fit, and no filesystem takes a value over 64 KiB. On an ext4 of the
   /// test's own, since the tests' directories may be on tmpfs.
   @Test func noSpaceForTheValue() throws {
-    let ext4 = try FilesystemImage(.ext4, size: "16M")
+    let ext4 = try TestFilesystem(.ext4, size: "16M")
     let file = ext4.mountPoint + "/a"
     try #require(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
     let attributes = ExtendedAttributes(of: FileItem(path: FilePath(file)))

@@ -65,7 +65,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
 /// user attributes (Linux 6.6 and later), else /tmp.
 ///
 /// A test that needs what only another filesystem does makes one of its own
-/// (``FilesystemImage``). On this machine /tmp is on an ext4 without a
+/// (``TestFilesystem``). On this machine /tmp is on an ext4 without a
 /// journal, whose inode allocator reads the inode table past every inode
 /// freed in the last minutes (`recently_deleted` in fs/ext4/ialloc.c): with
 /// the suite's trees made and removed there, `__ext4_new_inode` held 28 %

@@ -54,7 +54,8 @@ extension Trait where Self == OnTestThreads {
   }
 }
 
-/// A fixed set of threads that run the tests' jobs, the most recently
+/// A fixed set of threads that run the tests' jobs: those of the serialized
+/// suites first, in the order they came, then the others, the most recently
 /// queued first.
 ///
 /// Most recent first because a serialized suite queues its next test only
@@ -104,29 +105,12 @@ public final class TestThreads: TaskExecutor, @unchecked Sendable {
     while true {
       pthread_mutex_lock(&lock)
       while firstJobs.isEmpty && jobs.isEmpty { pthread_cond_wait(&queued, &lock) }
-      let job = firstJobs.popLast() ?? jobs.removeLast()
+      // The first lane in order: with more serialized suites (seven) than
+      // threads (six), the most recent first would keep one suite's first
+      // test waiting until another suite had run all of its tests.
+      let job = firstJobs.isEmpty ? jobs.removeLast() : firstJobs.removeFirst()
       pthread_mutex_unlock(&lock)
       job.runSynchronously(on: asUnownedTaskExecutor())
     }
   }
-}
-
-/// Runs `body` with the programs it starts ahead of the rest of the suite
-/// in the kernel's scheduler (nice -10, inherited by every child), and
-/// this thread back at its own priority after.
-///
-/// For a chain of short programs that is the suite's critical path: 300
-/// runs of a rename loop took 14 s alone and 95 s among the other tests,
-/// each program queued behind the rest of the suite's, and the run ended
-/// with one core idle while the chain finished. Niceness is a thread's,
-/// and a program started from it inherits it through `setpriv` too.
-public func aheadOfTheSuite<Result>(_ body: () throws -> Result) rethrows -> Result {
-  // 0 is the calling thread: Linux keeps a nice value a thread (setpriority(2), BUGS).
-  let thread: id_t = 0
-  errno = 0
-  let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
-  let known = errno == 0
-  setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, -10)
-  defer { if known { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, before) } }
-  return try body()
 }

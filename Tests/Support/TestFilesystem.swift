@@ -6,7 +6,7 @@ import Foundation
 
 /// The program that makes or mounts a test's filesystem is not there (for
 /// btrfs: btrfs-progs, which `scripts/deps test` installs), or it failed.
-public struct FilesystemImageFailure: Error, CustomStringConvertible {
+public struct TestFilesystemFailure: Error, CustomStringConvertible {
   public var result: ProcessResult
   public var description: String {
     result.status == 127 || result.errors.contains("not found")
@@ -14,13 +14,13 @@ public struct FilesystemImageFailure: Error, CustomStringConvertible {
   }
 }
 
-/// A filesystem of a test's own, of `kind`, in a sparse image of `size`
-/// made by mkfs and loop-mounted at DIRECTORY/mnt with `options`;
-/// unmounted (lazily, so that a process a failed test left cannot keep it)
-/// when the test is done, which frees the loop device.
-public class FilesystemImage {
+/// A filesystem of a test's own, mounted at DIRECTORY/mnt with `options`: a
+/// tmpfs, or a btrfs or ext4 in a sparse image of `size` made by mkfs and
+/// loop-mounted. Unmounted (lazily, so that a process a failed test left
+/// cannot keep it) when the test is done, which frees the loop device.
+public class TestFilesystem {
   public enum Kind: String {
-    case btrfs, ext4
+    case btrfs, ext4, tmpfs
   }
 
   public let directory: TemporaryDirectory
@@ -29,19 +29,20 @@ public class FilesystemImage {
   fileprivate var mounts: [String] = []
 
   public init(_ kind: Kind, size: String, options: [String] = []) throws {
-    let mkfs = "mkfs." + kind.rawValue
-    try Self.succeed(run(["sh", "-c", Argument("command -v \(mkfs)")]))
     directory = try TemporaryDirectory(prefix: "skipbackup-\(kind.rawValue)")
-    let image = directory.path + "/image"
     mountPoint = directory.directory("mnt")
-    try Self.succeed(run(["truncate", "-s", Argument(size), Argument(image)]))
-    try Self.succeed(run([Argument(mkfs), "-q", Argument(image)]))
-    try Self.succeed(
-      run(
-        [
-          "mount", "-o", Argument((["loop"] + options).joined(separator: ",")), Argument(image),
-          Argument(mountPoint),
-        ]))
+    var mount: [Argument] = ["mount", "-t", Argument(kind.rawValue)]
+    if kind == .tmpfs {
+      mount += ["-o", Argument((["size=" + size] + options).joined(separator: ",")), "tmpfs"]
+    } else {
+      let mkfs = "mkfs." + kind.rawValue
+      try Self.succeed(run(["sh", "-c", Argument("command -v \(mkfs)")]))
+      let image = directory.path + "/image"
+      try Self.succeed(run(["truncate", "-s", Argument(size), Argument(image)]))
+      try Self.succeed(run([Argument(mkfs), "-q", Argument(image)]))
+      mount += ["-o", Argument((["loop"] + options).joined(separator: ",")), Argument(image)]
+    }
+    try Self.succeed(run(mount + [Argument(mountPoint)]))
     mounts.append(mountPoint)
   }
 
@@ -50,16 +51,16 @@ public class FilesystemImage {
   }
 
   @discardableResult
-  fileprivate static func succeed(_ result: ProcessResult) throws(FilesystemImageFailure)
+  fileprivate static func succeed(_ result: ProcessResult) throws(TestFilesystemFailure)
     -> ProcessResult
   {
-    guard result.status == 0 else { throw FilesystemImageFailure(result: result) }
+    guard result.status == 0 else { throw TestFilesystemFailure(result: result) }
     return result
   }
 }
 
 /// A btrfs filesystem of a test's own, of 512 MiB, and its subvolumes.
-public final class BtrfsImage: FilesystemImage {
+public final class BtrfsImage: TestFilesystem {
   public init(options: [String] = []) throws {
     try super.init(.btrfs, size: "512M", options: options)
   }
