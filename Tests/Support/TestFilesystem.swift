@@ -14,13 +14,13 @@ public struct TestFilesystemFailure: Error, CustomStringConvertible {
   }
 }
 
-/// A filesystem of a test's own, mounted at DIRECTORY/mnt with `options`: a
-/// tmpfs, or a btrfs or ext4 in a sparse image of `size` made by mkfs and
-/// loop-mounted. Unmounted (lazily, so that a process a failed test left
-/// cannot keep it) when the test is done, which frees the loop device.
+/// A filesystem of a test's own, of `kind`, in a sparse image of `size`
+/// made by mkfs and loop-mounted at DIRECTORY/mnt with `options`;
+/// unmounted (lazily, so that a process a failed test left cannot keep it)
+/// when the test is done, which frees the loop device.
 public class TestFilesystem {
   public enum Kind: String {
-    case btrfs, ext4, tmpfs
+    case btrfs, ext4
   }
 
   public let directory: TemporaryDirectory
@@ -29,20 +29,19 @@ public class TestFilesystem {
   fileprivate var mounts: [String] = []
 
   public init(_ kind: Kind, size: String, options: [String] = []) throws {
+    let mkfs = "mkfs." + kind.rawValue
+    try Self.succeed(run(["sh", "-c", Argument("command -v \(mkfs)")]))
     directory = try TemporaryDirectory(prefix: "skipbackup-\(kind.rawValue)")
+    let image = directory.path + "/image"
     mountPoint = directory.directory("mnt")
-    var mount: [Argument] = ["mount", "-t", Argument(kind.rawValue)]
-    if kind == .tmpfs {
-      mount += ["-o", Argument((["size=" + size] + options).joined(separator: ",")), "tmpfs"]
-    } else {
-      let mkfs = "mkfs." + kind.rawValue
-      try Self.succeed(run(["sh", "-c", Argument("command -v \(mkfs)")]))
-      let image = directory.path + "/image"
-      try Self.succeed(run(["truncate", "-s", Argument(size), Argument(image)]))
-      try Self.succeed(run([Argument(mkfs), "-q", Argument(image)]))
-      mount += ["-o", Argument((["loop"] + options).joined(separator: ",")), Argument(image)]
-    }
-    try Self.succeed(run(mount + [Argument(mountPoint)]))
+    try Self.succeed(run(["truncate", "-s", Argument(size), Argument(image)]))
+    try Self.succeed(run([Argument(mkfs), "-q", Argument(image)]))
+    try Self.succeed(
+      run(
+        [
+          "mount", "-o", Argument((["loop"] + options).joined(separator: ",")), Argument(image),
+          Argument(mountPoint),
+        ]))
     mounts.append(mountPoint)
   }
 
