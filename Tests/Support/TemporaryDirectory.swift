@@ -18,7 +18,12 @@ public final class TemporaryDirectory: @unchecked Sendable {
     chmod(path, 0o755)
   }
 
-  deinit {
+  deinit { remove() }
+
+  /// Removes the directory and everything in it, if it is still there.
+  fileprivate func remove() {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return }
     if (try? FileManager.default.removeItem(atPath: path)) == nil {
       // A test left an immutable or append-only file (chattr +i, +a): clear and retry.
       _ = run(["chattr", "-R", "-i", "-a", Argument(path)])
@@ -90,8 +95,11 @@ public func keepUntilExit(_ directory: TemporaryDirectory) {
   kept.withLock { $0.append(directory) }
 }
 
+/// Removed by name at exit, not by letting go: a template's owner (a
+/// static) holds it too, and its deinit never ran, which left one tree a
+/// run behind.
 private let kept: Kept = {
-  atexit { kept.withLock { $0.removeAll() } }
+  atexit { kept.withLock { directories in for directory in directories { directory.remove() } } }
   return Kept()
 }()
 
