@@ -360,11 +360,9 @@ package final class SweepVisitor: ReportingVisitor {
           try SweepRecord.remove(from: item)
           return true
         }
-        // `clear` removed the record between its write and the marks: the
-        // marks are the sweep's, and carry its record again.
-        if wrote, try SweepRecord.read(from: item) == nil {
-          try record.write(to: item, holdingNoRecord: true)
-        }
+        // A record gone by now went with this mark (`clear` takes both,
+        // the record first, and leaves a record whose marks are not there
+        // yet), or `mark` made the mark a person's: either way it stays gone.
         return false
       }
     } catch {

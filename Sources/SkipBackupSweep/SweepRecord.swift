@@ -173,10 +173,18 @@ package struct SweepRecord: Hashable, Sendable {
   ///
   /// The corresponding C functions are `listxattr(2)`, `getxattr(2)`,
   /// `setxattr(2)` and `removexattr(2)`.
+  ///
+  /// `listing`: the caller's listing of the item's names, just made.
   package static func handOver(
-    _ item: FileItem, cleared: MechanismSet? = nil
+    _ item: FileItem, cleared: MechanismSet? = nil, listed listing: SweepListing? = nil
   ) throws(SkipBackupError) {
-    if let cleared, let record = try read(from: item),
+    let record: SweepRecord?
+    if let listing {
+      record = try read(from: item, listed: listing)
+    } else {
+      record = cleared == nil ? nil : try read(from: item)
+    }
+    if let cleared, let record,
       !record.mechanisms.subtracting(cleared).isEmpty, isTrusted(on: item)
     {
       try SweepRecord(mechanisms: record.mechanisms.subtracting(cleared), rule: record.rule)

@@ -16,8 +16,10 @@ extension CLITests {
   /// numbers are the run's own, read with strace on this tree: the sweep
   /// writes its record (the first `setxattrat`) and then its mark (the
   /// second); `mark -R` opens the ROOT, lists it, and then opens its entry
-  /// (the third `openat`). Each racing program leaves a file behind, and
-  /// each test checks it is there: a race that did not happen fails.
+  /// (the third `openat`); `clear` removes the sweep's record (the first
+  /// `lremovexattr`) and then the mark (the second). Each racing program
+  /// leaves a file behind, and each test checks it is there: a race that
+  /// did not happen fails.
   @Suite struct RaceTests {
     /// A home whose one project has a `node_modules` the built-in rules mark.
     private struct Home {
@@ -74,9 +76,9 @@ extension CLITests {
 
     @Test func aClearRacingTheSweepLeavesTheSweepsMarkWithItsRecord() throws {
       let home = try Home()
-      // `clear` between the record and the mark takes the record away; the
-      // mark written after it is the sweep's, and must carry a record again,
-      // or no undo would ever take it back.
+      // `clear` between the record and the mark finds no mark to clear, and
+      // leaves the record to the sweep: the mark written after it is the
+      // sweep's, and must carry its record, or no undo would take it back.
       let clear = home.script("clear.sh", "'\(skipbackupPath)' clear '\(home.modules)'")
       let swept = home.sweep(race: "setxattrat:2:\(clear)")
       #expect(swept.status == 0, "\(swept)")
@@ -90,6 +92,30 @@ extension CLITests {
       #expect(undone.status == 0, "\(undone)")
       #expect(peerMarks(home.modules).isEmpty)
       #expect(home.records(home.modules).isEmpty)
+    }
+
+    @Test func aSweepBetweenClearsRecordAndMarkLeavesNeitherBehind() throws {
+      let home = try Home()
+      let first = home.sweep()
+      #expect(first.status == 0, "\(first)")
+      #expect(peerMarks(home.modules) == [.resource])
+      // A sweep between clear's two removals (the record, the first
+      // `lremovexattr`, then the mark): it sees a mark without a record, a
+      // hand mark, and leaves it to the clear. Had the mark gone first,
+      // this sweep would have marked again and the clear taken its record:
+      // a sweep's mark that no undo takes back.
+      let sweep = home.script(
+        "sweep.sh",
+        "HOME='\(home.home)' XDG_CONFIG_HOME= XDG_CACHE_HOME= '\(skipbackupPath)' sweep -q '\(home.home)'"
+      )
+      let cleared = run(
+        [Argument(skipbackupPath), "clear", "-v", Argument(home.modules)],
+        environment: ["SKIPBACKUP_RACE": "lremovexattr:2:\(sweep)"])
+      #expect(cleared.status == 0, "\(cleared)")
+      #expect(
+        FileManager.default.fileExists(atPath: home.ran), "the race did not happen: \(cleared)")
+      #expect(peerMarks(home.modules).isEmpty, "\(getfattrDump(home.modules))")
+      #expect(home.records(home.modules).isEmpty, "\(getfattrDump(home.modules))")
     }
 
     @Test func aLinkSwappedInUnderTheSweepIsSkippedAndCountedNotFollowed() throws {

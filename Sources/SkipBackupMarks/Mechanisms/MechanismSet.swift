@@ -156,8 +156,18 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// calls say why, as they would alone.
   @discardableResult
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    let listing =
-      isDisjoint(with: .all) && isDisjoint(with: .apple) ? nil : try? ItemAttributes(of: item)
+    try clear(
+      item,
+      listed: isDisjoint(with: .all) && isDisjoint(with: .apple)
+        ? nil : try? ItemAttributes(of: item))
+  }
+
+  /// ``clear(_:)`` by the caller's listing of the item's names, made just
+  /// before: only what it lists is removed.
+  @discardableResult
+  package func clear(_ item: FileItem, listed listing: ItemAttributes?) throws(SkipBackupError)
+    -> Bool
+  {
     var changed = try forEachMember { mechanism throws(SkipBackupError) in
       if let listing, mechanism.isAttribute {
         return try mechanism.clearAttribute(item, listed: listing)
