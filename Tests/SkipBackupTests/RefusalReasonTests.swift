@@ -89,9 +89,9 @@ extension ErrorTests {
   /// question, asked by `mark -R` and `sweep` alike: they skip and count
   /// the same refusals, and report the rest (an immutable file, another
   /// tool's CACHEDIR.TAG, an item gone, which is counted as vanished, and
-  /// an EPERM on a plain file or directory: both try once more, and one
-  /// that refuses again is reported, so a filesystem that refuses for good
-  /// is never skipped silently).
+  /// an EPERM on a plain file or directory: both try again a few times, and
+  /// one that refuses each time is reported, so a filesystem that refuses
+  /// for good is never skipped silently).
   @Test func whatWasSwappedInDuringAWalkIsOneQuestion() {
     let path = FilePath("/x")
     var momentary = SkipBackupError(.setxattrat, .notPermitted, path: path, fileType: .directory)
@@ -115,6 +115,40 @@ extension ErrorTests {
       SkipBackupError(refusing: .symbolicLinkNotFollowed, path: path),
     ]
     for error in reported { #expect(!error.isSwappedInDuringWalk, "\(error)") }
+  }
+
+  /// An `EPERM` on what is a directory at the look after it is tried
+  /// again, up to the attempts in all, below a walk's root alone; a
+  /// refusal for the item's type (a link there now) is never tried again.
+  @Test func aMomentaryRefusalIsTriedAgainUpToTheAttempts() throws {
+    var momentary = SkipBackupError(.setxattrat, .notPermitted, path: "/x", fileType: .directory)
+    momentary.finding = .neitherImmutableNorAppendOnly
+    var calls = 0
+    func failing(_ times: Int, with error: SkipBackupError) -> () throws(SkipBackupError) -> Int {
+      calls = 0
+      return { () throws(SkipBackupError) -> Int in
+        calls += 1
+        if calls <= times { throw error }
+        return calls
+      }
+    }
+    let attempts = momentaryRefusalAttempts
+    #expect(attempts > 2)
+    #expect(
+      try retryingAMomentaryRefusal(at: 1, failing(attempts - 1, with: momentary)) == attempts)
+    #expect(throws: SkipBackupError.self) {
+      try retryingAMomentaryRefusal(at: 1, failing(attempts, with: momentary))
+    }
+    #expect(calls == attempts)
+    #expect(throws: SkipBackupError.self) {
+      try retryingAMomentaryRefusal(at: 0, failing(1, with: momentary))
+    }
+    #expect(calls == 1)
+    let link = SkipBackupError(.setxattrat, .notPermitted, path: "/x", fileType: .symbolicLink)
+    #expect(throws: SkipBackupError.self) {
+      try retryingAMomentaryRefusal(at: 1, failing(1, with: link))
+    }
+    #expect(calls == 1)
   }
 
   #if ENABLE_MOCKING
@@ -146,8 +180,8 @@ extension ErrorTests {
       #expect(error.cause == .failed(.setxattrat, .notPermitted))
       #expect(error.fileType == .directory)
       #expect(error.finding == .neitherImmutableNorAppendOnly)
-      // The walking commands try such an item once more (it holds the
-      // directory again), and report it only if it refuses again.
+      // The walking commands try such an item again (it holds the
+      // directory again), and report it only if it refuses each time.
       #expect(error.isRefusedForAMomentaryType)
       #expect(!error.isSwappedInDuringWalk)
       #expect(!error.description.contains("immutable or append-only"))
