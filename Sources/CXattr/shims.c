@@ -3,8 +3,11 @@
 
 #include <attr/error_context.h>
 #include <errno.h>
+#include <endian.h>
 #include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/fanotify.h>
@@ -196,6 +199,97 @@ int cxattr_btrfs_subvolume_get_flags(int fd, unsigned long long *flags) {
 int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags) {
   __u64 value = *flags;
   return ioctl(fd, BTRFS_IOC_SUBVOL_SETFLAGS, &value);
+}
+
+// The inode item's flag bit for nodump: BTRFS_INODE_NODUMP in the kernel's
+// fs/btrfs/btrfs_inode.h, which is not a uapi header (chattr +d sets it:
+// checked with `btrfs inspect-internal dump-tree`).
+#define CXATTR_BTRFS_INODE_NODUMP (1ULL << 8)
+
+long cxattr_btrfs_inodes_with_attributes(int fd, unsigned long long **inodes) {
+  // A megabyte a call: about 90 calls for the 1,028,446 items of a
+  // 200,000-file tree.
+  const size_t size = 1 << 20;
+  struct btrfs_ioctl_search_args_v2 *args = malloc(sizeof *args + size);
+  size_t count = 0, capacity = 1024;
+  unsigned long long *found = malloc(capacity * sizeof *found);
+  if (!args || !found) {
+    free(args);
+    free(found);
+    errno = ENOMEM;
+    return -1;
+  }
+  __u64 objectid = 0, offset = 0;
+  __u32 type = 0;
+  for (;;) {
+    memset(&args->key, 0, sizeof args->key);
+    args->key.tree_id = 0; // the subvolume `fd` is in
+    args->key.min_objectid = objectid;
+    args->key.min_type = type;
+    args->key.min_offset = offset;
+    args->key.max_objectid = UINT64_MAX;
+    args->key.max_type = UINT8_MAX;
+    args->key.max_offset = UINT64_MAX;
+    args->key.max_transid = UINT64_MAX;
+    args->key.nr_items = UINT32_MAX;
+    args->buf_size = size;
+    if (ioctl(fd, BTRFS_IOC_TREE_SEARCH_V2, args) < 0) {
+      int saved = errno;
+      free(args);
+      free(found);
+      errno = saved;
+      return -1;
+    }
+    if (args->key.nr_items == 0) break;
+    const char *item = (const char *)args->buf;
+    struct btrfs_ioctl_search_header header;
+    for (__u32 i = 0; i < args->key.nr_items; i++) {
+      memcpy(&header, item, sizeof header);
+      const char *body = item + sizeof header;
+      int wanted = header.type == BTRFS_XATTR_ITEM_KEY;
+      if (header.type == BTRFS_INODE_ITEM_KEY && header.len >= sizeof(struct btrfs_inode_item)) {
+        struct btrfs_inode_item inode;
+        memcpy(&inode, body, sizeof inode);
+        wanted = (le64toh(inode.flags) & CXATTR_BTRFS_INODE_NODUMP) != 0 ||
+                 S_ISCHR(le32toh(inode.mode));
+      }
+      // Keys come sorted, an inode's items together: once each.
+      if (wanted && (count == 0 || found[count - 1] != header.objectid)) {
+        if (count == capacity) {
+          unsigned long long *grown = realloc(found, 2 * capacity * sizeof *found);
+          if (!grown) {
+            free(args);
+            free(found);
+            errno = ENOMEM;
+            return -1;
+          }
+          found = grown;
+          capacity *= 2;
+        }
+        found[count++] = header.objectid;
+      }
+      objectid = header.objectid;
+      type = header.type;
+      offset = header.offset;
+      item = body + header.len;
+    }
+    // The key after the last one read.
+    if (offset < UINT64_MAX) {
+      offset++;
+    } else if (type < UINT8_MAX) {
+      type++;
+      offset = 0;
+    } else if (objectid < UINT64_MAX) {
+      objectid++;
+      type = 0;
+      offset = 0;
+    } else {
+      break;
+    }
+  }
+  free(args);
+  *inodes = found;
+  return (long)count;
 }
 
 int cxattr_fork(void) { return (int)fork(); }

@@ -844,6 +844,20 @@ package func system_btrfsSubvolumeSetFlags(_ fd: CInt, _ flags: UInt64) -> CInt 
   return mocked(.btrfsSubvolumeSetFlags) { cxattr_btrfs_subvolume_set_flags(fd, &value) }
 }
 
+/// The numbers of the inodes of the btrfs subvolume `fd` is in that hold
+/// an extended attribute, the nodump flag, or are a character device,
+/// ascending, read from the subvolume's tree without bringing an inode
+/// into memory; CAP_SYS_ADMIN only.
+///
+/// The corresponding C function is `ioctl(2)` with
+/// `BTRFS_IOC_TREE_SEARCH_V2`, through CXattr.
+/// `inodes` gets a `malloc`'d array, which the caller frees.
+package func system_btrfsInodesWithAttributes(
+  _ fd: CInt, _ inodes: UnsafeMutablePointer<UnsafeMutablePointer<CUnsignedLongLong>?>
+) -> Int {
+  mocked(.btrfsTreeSearch) { cxattr_btrfs_inodes_with_attributes(fd, inodes) }
+}
+
 /// The corresponding C function is `fork(2)`, through CXattr.
 package func system_fork() -> pid_t {
   mocked(.fork) { pid_t(cxattr_fork()) }

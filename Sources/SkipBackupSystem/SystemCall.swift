@@ -34,6 +34,7 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case btrfsSnapshotDestroy = "ioctl(BTRFS_IOC_SNAP_DESTROY)"
   case btrfsSubvolumeGetFlags = "ioctl(BTRFS_IOC_SUBVOL_GETFLAGS)"
   case btrfsSubvolumeSetFlags = "ioctl(BTRFS_IOC_SUBVOL_SETFLAGS)"
+  case btrfsTreeSearch = "ioctl(BTRFS_IOC_TREE_SEARCH_V2)"
   case fork, kill, sigprocmask, sigwaitinfo
   case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
   case openTree = "open_tree"

@@ -54,6 +54,11 @@ package final class ViewVisitor: ReportingVisitor {
     self.reporter = reporter
   }
 
+  /// In a snapshot of a whole subvolume, the inodes that may matter: any
+  /// other entry but a directory is shown as it is, with no call (a
+  /// directory is opened to be walked anyway, and may hold a CACHEDIR.TAG).
+  package var inodes: SnapshotInodes?
+
   /// Records each directory walked and each excluded item for the watch
   /// that tells whether the tree changed while the view was made
   /// (``ChangeWatch``); `nil` when nothing watches (`--snapshot`).
@@ -64,6 +69,9 @@ package final class ViewVisitor: ReportingVisitor {
     if entry.depth == 1, !pruned.isEmpty {
       let name = entry.name
       if pruned.contains(where: { $0.elementsEqual(name) }) { return .skipChildren }
+    }
+    if let inodes, entry.depth > 0, !entry.type.isDirectory, !inodes.mayMatter(entry.inode) {
+      return .descend
     }
     let judgement: Judgement
     do {

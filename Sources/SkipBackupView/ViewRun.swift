@@ -97,8 +97,19 @@ package struct ViewRun: Sendable {
       ? ChangeWatch()
       : ChangeWatch(watching: viewRoots.map(\.path), mechanisms: mechanisms, privilege: privilege)
 
+    // What a whole subvolume's snapshot says of its inodes, once each.
+    var inodes: [Int: SnapshotInodes?] = [:]
     for index in viewRoots.indices {
+      var known: SnapshotInodes?
+      if let snapshots, snapshots.roots[index].inside.isEmpty {
+        let snapshot = snapshots.roots[index].snapshot
+        if inodes[snapshot] == nil {
+          inodes[snapshot] = SnapshotInodes(ofSubvolume: snapshots.snapshots[snapshot].descriptor)
+        }
+        known = inodes[snapshot]!
+      }
       for visitor in run.visitors {
+        visitor.inodes = known
         visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []

@@ -18,6 +18,8 @@ package struct DirectoryEntry {
   package let nameLength: Int
   /// The `d_type` byte: `DT_REG`, `DT_DIR`, `DT_LNK`... or `DT_UNKNOWN`.
   package let type: UInt8
+  /// The `d_ino` field: the inode number, as the filesystem lists it.
+  package let inode: UInt64
 
   /// Whether the entry is `.` or `..`.
   var isDotOrDotDot: Bool {
@@ -41,7 +43,8 @@ struct DirentRecords {
     let name = (record + 19).assumingMemoryBound(to: CChar.self)
     return DirectoryEntry(
       name: name, nameLength: cStringLength(name),
-      type: record.load(fromByteOffset: 18, as: UInt8.self))
+      type: record.load(fromByteOffset: 18, as: UInt8.self),
+      inode: record.loadUnaligned(as: UInt64.self))
   }
 }
 

@@ -23,6 +23,10 @@ package struct TreeEntry: ~Copyable {
   /// The item, as the calls reach it: by name in its open parent directory
   /// (never following a symbolic link), or the root by its path.
   package let item: FileItem
+  /// The inode number: as the directory lists it (`d_ino`), or as `stat`
+  /// gives it for the root and an entry looked up again. The same on
+  /// btrfs, ext4 and tmpfs; an overlay may list another.
+  package let inode: UInt64
   /// The path from the root as given, NUL-terminated: bytes, not text.
   package let pathBytes: UnsafeBufferPointer<UInt8>
   /// How many of the last bytes of ``pathBytes`` are the entry's own name
@@ -267,7 +271,8 @@ private func openRoot(
   let type = FileType(rawValue: status.st_mode & S_IFMT)
   let decision = visitor.visit(
     TreeEntry(
-      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem, pathBytes: path.bytes,
+      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem,
+      inode: UInt64(status.st_ino), pathBytes: path.bytes,
       nameLength: path.bytes.count - ((path.bytes.lastIndex(of: 0x2F)).map { $0 + 1 } ?? 0),
       markedAncestorLength: nil))
   guard decision != .skipChildren, type.isDirectory else { return (status.st_dev, nil) }
@@ -414,7 +419,7 @@ struct TreeWalker: ~Copyable {
     let decision = visitor.visit(
       TreeEntry(
         type: type!, depth: parent.depth, isOnOtherFilesystem: otherFilesystem,
-        item: FileItem(borrowingEntry: record.name, in: parent.descriptor),
+        item: FileItem(borrowingEntry: record.name, in: parent.descriptor), inode: record.inode,
         pathBytes: path.bytes, nameLength: record.nameLength,
         markedAncestorLength: parent.markedAncestorLength))
     if startsHelpers {
@@ -499,7 +504,7 @@ struct TreeWalker: ~Copyable {
           TreeEntry(
             type: type, depth: entry.depth, isOnOtherFilesystem: otherFilesystem,
             item: FileItem(borrowingEntry: name.baseAddress!, in: entry.parent),
-            pathBytes: path.bytes, nameLength: name.count - 1,
+            inode: UInt64(status.st_ino), pathBytes: path.bytes, nameLength: name.count - 1,
             markedAncestorLength: entry.markedAncestorLength))
       }
       if decision == .vanished { return false }

@@ -98,6 +98,67 @@ import TestSupport
     }
   }
 
+  /// A subvolume's root as ROOT: the walk reads which inodes hold an
+  /// attribute, the nodump flag or a device from the snapshot's tree, and
+  /// makes no call on any other file. The view is the same as when every
+  /// entry is looked at (the search refused, as for an ordinary user), and
+  /// as `list --included` lists; with the listing call failing after a few
+  /// calls, the run still succeeds, which it could not if each of the 300
+  /// plain files were listed.
+  @Test func aSubvolumesRootIsJudgedFromItsTreeAndShowsTheIncludedSet() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let tree = try TrickyTree()
+    try check(run(["cp", "-a", Argument(tree.root + "/."), Argument(subvolume)]))
+    let trickyEntries = try pathSet(under: Bytes(tree.root)).count
+    Make.directory(Bytes(subvolume + "/plain"))
+    for index in 0..<300 { Make.file(Bytes(subvolume + "/plain/f\(index)")) }
+    Make.file(Bytes(subvolume + "/flagged"))
+    try check(run(["chattr", "+d", Argument(subvolume + "/flagged")]))
+    try check(run(["ln", Argument(subvolume + "/flagged"), Argument(subvolume + "/plain/link")]))
+    let mechanisms = "resource,legacy,xdg,nodump"
+    let listed = try listedIncluded(subvolume, mechanisms: mechanisms)
+    func view(forcing forced: [String] = []) -> (ProcessResult, Set<Bytes>) {
+      let result = run(
+        [
+          Argument(skipbackupPath), "run", "-q", "--snapshot", "-m", Argument(mechanisms),
+          Argument(subvolume),
+          "--", "find", Argument(subvolume), "-print0",
+        ],
+        environment: forced.isEmpty
+          ? [:] : ["SKIPBACKUP_FORCE_ERRNO": forced.joined(separator: ",")])
+      let paths = result.nulSeparated.map { path in
+        var relative = Array(path.dropFirst(subvolume.utf8.count))
+        if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
+        return relative
+      }
+      return (result, Set(paths))
+    }
+    let refused = "ioctl(BTRFS_IOC_TREE_SEARCH_V2):EPERM"
+    let (judged, shown) = view()
+    try #require(judged.status == 0, "\(judged)")
+    let (everyEntry, shownLookingAtEach) = view(forcing: [refused])
+    try #require(everyEntry.status == 0, "\(everyEntry)")
+    #expect(shown == shownLookingAtEach, "\(difference(shown, shownLookingAtEach))")
+    #expect(shown == listed, "\(difference(shown, listed))")
+    #expect(shown.count > trickyEntries / 2)
+    #expect(!shown.contains(Bytes("flagged")) && !shown.contains(Bytes("plain/link")))
+    #expect(shown.contains(Bytes("plain/f299")))
+    // Fewer listings than the tree has entries, and more than the search leaves.
+    let listingFails = ["listxattrat", "llistxattr", "flistxattr"].map {
+      "\($0):EIO:\(trickyEntries + 150)"
+    }
+    let (spared, _) = view(forcing: listingFails)
+    #expect(spared.status == 0, "\(spared)")
+    let (unspared, _) = view(forcing: listingFails + [refused])
+    #expect(unspared.status == 1, "\(unspared)")
+    // A character device 0/0, which holds no attribute, is still looked at.
+    try check(run(["mknod", Argument(subvolume + "/plain/whiteout"), "c", "0", "0"]))
+    let (whiteout, _) = view()
+    #expect(whiteout.status == 1, "\(whiteout)")
+    #expect(whiteout.errors.contains("plain/whiteout: a character device 0/0"), "\(whiteout)")
+  }
+
   /// Two ROOTs on one subvolume share one snapshot; a ROOT on a subvolume
   /// nested in another ROOT gets its own, whose view is mounted on the
   /// empty directory the outer snapshot holds there, whatever the order

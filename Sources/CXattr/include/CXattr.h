@@ -148,6 +148,13 @@ int cxattr_btrfs_snapshot_destroy(int parent, const char *name);
 // delete it (the kernel's permission check asks for write access to it).
 int cxattr_btrfs_subvolume_get_flags(int fd, unsigned long long *flags);
 int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags);
+// BTRFS_IOC_TREE_SEARCH_V2 (CAP_SYS_ADMIN) over the whole tree of the
+// subvolume `fd` is in, which reads its items without bringing an inode into
+// memory: the numbers, ascending, of the inodes a judgement of marks must look
+// at (one that holds an extended attribute, has the nodump flag, or is a
+// character device), in a malloc'd array at *inodes (the caller frees it).
+// Returns how many, or -1 with errno.
+long cxattr_btrfs_inodes_with_attributes(int fd, unsigned long long **inodes);
 
 // COMMAND as a child that skipbackup waits for (run --snapshot deletes the
 // snapshot after it): fork(2), a signal to the child, the parent-death
