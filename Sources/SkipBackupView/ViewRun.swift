@@ -99,6 +99,8 @@ package struct ViewRun: Sendable {
 
     // What a whole subvolume's snapshot says of its inodes, once each.
     var inodes: [Int: SnapshotInodes?] = [:]
+    // The ROOTs whose walk left the snapshot's files unlooked at.
+    var unwarmed: [FilePath] = []
     for index in viewRoots.indices {
       var known: SnapshotInodes?
       if let snapshots, snapshots.roots[index].inside.isEmpty {
@@ -107,6 +109,7 @@ package struct ViewRun: Sendable {
           inodes[snapshot] = SnapshotInodes(ofSubvolume: snapshots.snapshots[snapshot].descriptor)
         }
         known = inodes[snapshot]!
+        if known != nil { unwarmed.append(viewRoots[index].real) }
       }
       for visitor in run.visitors {
         visitor.inodes = known
@@ -163,7 +166,7 @@ package struct ViewRun: Sendable {
     }
 
     if let snapshots {
-      try superviseCommand(deleting: snapshots, diagnostics)
+      try superviseCommand(deleting: snapshots, warming: unwarmed, diagnostics)
     }
 
     // The namespace first, on its own: its failures have reasons of their
@@ -273,13 +276,15 @@ package struct ViewRun: Sendable {
   /// this process deletes the snapshots when it ends and then ends as it
   /// did; this returns only in the child, which goes on to make the view
   /// and become COMMAND.
-  private func superviseCommand(deleting snapshots: SnapshotSet, _ diagnostics: Diagnostics)
-    throws(ReportedFailure)
-  {
+  private func superviseCommand(
+    deleting snapshots: SnapshotSet, warming roots: [FilePath], _ diagnostics: Diagnostics
+  ) throws(ReportedFailure) {
     do throws(SkipBackupError) {
       switch try SupervisedCommand.fork() {
       case .supervisor(let pid):
+        let warming = SnapshotWarming(roots: roots)
         let status = SupervisedCommand.wait(for: pid)
+        _ = warming.finish()
         snapshots.delete(diagnostics)
         SupervisedCommand.end(as: status)
       case .command:
