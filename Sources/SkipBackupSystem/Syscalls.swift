@@ -844,18 +844,41 @@ package func system_btrfsSubvolumeSetFlags(_ fd: CInt, _ flags: UInt64) -> CInt 
   return mocked(.btrfsSubvolumeSetFlags) { cxattr_btrfs_subvolume_set_flags(fd, &value) }
 }
 
-/// The numbers of the inodes of the btrfs subvolume `fd` is in that hold
-/// an extended attribute, the nodump flag, or are a character device,
-/// ascending, read from the subvolume's tree without bringing an inode
-/// into memory; CAP_SYS_ADMIN only.
+/// One step of a search of the tree of the btrfs subvolume `fd` is in for
+/// the inodes that hold an extended attribute, the nodump flag, or are a
+/// character device, ascending; CAP_SYS_ADMIN only. `inodes` has room for
+/// `CXATTR_BTRFS_SEARCH_MOST`; `done` is set after the last step.
 ///
 /// The corresponding C function is `ioctl(2)` with
 /// `BTRFS_IOC_TREE_SEARCH_V2`, through CXattr.
-/// `inodes` gets a `malloc`'d array, which the caller frees.
-package func system_btrfsInodesWithAttributes(
-  _ fd: CInt, _ inodes: UnsafeMutablePointer<UnsafeMutablePointer<CUnsignedLongLong>?>
+package func system_btrfsInodeSearchStep(
+  _ fd: CInt, _ search: OpaquePointer, _ inodes: UnsafeMutablePointer<CUnsignedLongLong>,
+  _ done: inout CInt
 ) -> Int {
-  mocked(.btrfsTreeSearch) { cxattr_btrfs_inodes_with_attributes(fd, inodes) }
+  mocked(.btrfsTreeSearch) { cxattr_btrfs_inode_search_step(fd, search, inodes, &done) }
+}
+
+/// How many numbers one step of a search may write.
+package let btrfsInodeSearchMost = Int(CXATTR_BTRFS_SEARCH_MOST)
+
+/// The state of a search (``system_btrfsInodeSearchStep(_:_:_:_:)``) of
+/// the objectids `first` to `last`, or `nil` without memory for its buffer.
+package func system_btrfsInodeSearchNew(_ first: UInt64, _ last: UInt64) -> OpaquePointer? {
+  cxattr_btrfs_inode_search_new(CUnsignedLongLong(first), CUnsignedLongLong(last))
+}
+
+/// Frees a search's state.
+package func system_btrfsInodeSearchFree(_ search: OpaquePointer) {
+  cxattr_btrfs_inode_search_free(search)
+}
+
+/// The greatest inode number in the btrfs subvolume `fd` is in;
+/// CAP_SYS_ADMIN only.
+///
+/// The corresponding C function is `ioctl(2)` with
+/// `BTRFS_IOC_TREE_SEARCH_V2`, one item a call, through CXattr.
+package func system_btrfsHighestInode(_ fd: CInt, _ highest: inout CUnsignedLongLong) -> CInt {
+  mocked(.btrfsTreeSearch) { cxattr_btrfs_highest_inode(fd, &highest) }
 }
 
 /// The corresponding C function is `fork(2)`, through CXattr.

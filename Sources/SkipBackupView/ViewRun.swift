@@ -97,19 +97,24 @@ package struct ViewRun: Sendable {
       ? ChangeWatch()
       : ChangeWatch(watching: viewRoots.map(\.path), mechanisms: mechanisms, privilege: privilege)
 
-    // What a whole subvolume's snapshot says of its inodes, once each.
+    // What each snapshot's tree says of its inodes, searched once.
     var inodes: [Int: SnapshotInodes?] = [:]
-    // The ROOTs whose walk left the snapshot's files unlooked at.
+    // The ROOTs whose walk may have left the snapshot's files unlooked at.
     var unwarmed: [FilePath] = []
     for index in viewRoots.indices {
       var known: SnapshotInodes?
-      if let snapshots, snapshots.roots[index].inside.isEmpty {
-        let snapshot = snapshots.roots[index].snapshot
-        if inodes[snapshot] == nil {
-          inodes[snapshot] = SnapshotInodes(ofSubvolume: snapshots.snapshots[snapshot].descriptor)
+      if let snapshots {
+        let frozen = snapshots.roots[index]
+        if inodes[frozen.snapshot] == nil {
+          inodes[frozen.snapshot] = .some(
+            SnapshotInodes(ofSubvolume: snapshots.snapshots[frozen.snapshot].descriptor))
         }
-        known = inodes[snapshot]!
-        if known != nil { unwarmed.append(viewRoots[index].real) }
+        known = inodes[frozen.snapshot]!
+        // A subvolume's root is the whole of what the search reads.
+        if frozen.inside.isEmpty, let known {
+          known.finish()
+          known.search(threads: 2)
+        }
       }
       for visitor in run.visitors {
         visitor.inodes = known
@@ -119,6 +124,7 @@ package struct ViewRun: Sendable {
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
       run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: oneFileSystem))
+      if known?.isReady == true { unwarmed.append(viewRoots[index].real) }
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
       var found = run.visitors.flatMap(\.hidden)
@@ -135,6 +141,7 @@ package struct ViewRun: Sendable {
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
     }
+    for case let search? in inodes.values { search.finish() }
     // A directory that could not be read may hold marks: the view would not be exact.
     try run.finish()
     // COMMAND gets /run and /tmp as they are when ROOT is /: a mark the

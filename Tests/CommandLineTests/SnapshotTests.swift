@@ -159,6 +159,60 @@ import TestSupport
     #expect(whiteout.errors.contains("plain/whiteout: a character device 0/0"), "\(whiteout)")
   }
 
+  /// A ROOT inside its subvolume: the walk looks at every entry until it
+  /// has looked at an eighth as many as the subvolume may hold, then
+  /// searches the snapshot's tree on a thread of its own and spares what the
+  /// search leaves, once it has ended. When that happens depends on the
+  /// threads; the view is the same whatever it is: as when the search is
+  /// refused, as when its first step fails, and as `list --included` lists.
+  @Test func aRootInsideItsSubvolumeShowsTheIncludedSetWhateverTheSearchDoes() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let root = subvolume + "/inner"
+    Make.directory(Bytes(root))
+    let tree = try TrickyTree()
+    try check(run(["cp", "-a", Argument(tree.root + "/."), Argument(root)]))
+    Make.directory(Bytes(root + "/plain"))
+    for index in 0..<1_000 { Make.file(Bytes(root + "/plain/f\(index)")) }
+    Make.file(Bytes(root + "/flagged"))
+    try check(run(["chattr", "+d", Argument(root + "/flagged")]))
+    try check(run(["ln", Argument(root + "/flagged"), Argument(root + "/plain/link")]))
+    // Outside the ROOT: a mark there must not matter, nor show.
+    Make.file(Bytes(subvolume + "/outside"))
+    try check(run(["chattr", "+d", Argument(subvolume + "/outside")]))
+    let mechanisms = "resource,legacy,xdg,nodump"
+    let listed = try listedIncluded(root, mechanisms: mechanisms)
+    func view(forcing forced: String? = nil) throws -> Set<Bytes> {
+      let result = run(
+        [
+          Argument(skipbackupPath), "run", "-q", "--snapshot", "-m", Argument(mechanisms),
+          Argument(root), "--", "find", Argument(root), "-print0",
+        ],
+        environment: forced.map { ["SKIPBACKUP_FORCE_ERRNO": $0] } ?? [:])
+      try #require(result.status == 0, "\(result)")
+      return Set(
+        result.nulSeparated.map { path in
+          var relative = Array(path.dropFirst(root.utf8.count))
+          if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
+          return relative
+        })
+    }
+    let before = try image.subvolumes()
+    // The greatest inode is found in 64 searches of one item; the 65th
+    // call is the search's first step.
+    for forced in [
+      nil, "ioctl(BTRFS_IOC_TREE_SEARCH_V2):EPERM", "ioctl(BTRFS_IOC_TREE_SEARCH_V2):EIO:65",
+    ] {
+      for _ in 0..<(forced == nil ? 3 : 1) {
+        let shown = try view(forcing: forced)
+        #expect(shown == listed, "\(forced ?? "searched"): \(difference(shown, listed))")
+      }
+    }
+    #expect(!listed.contains(Bytes("flagged")) && !listed.contains(Bytes("plain/link")))
+    #expect(listed.contains(Bytes("plain/f999")))
+    #expect(try image.subvolumes() == before, "a snapshot is left")
+  }
+
   /// Two ROOTs on one subvolume share one snapshot; a ROOT on a subvolume
   /// nested in another ROOT gets its own, whose view is mounted on the
   /// empty directory the outer snapshot holds there, whatever the order

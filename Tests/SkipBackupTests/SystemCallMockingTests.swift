@@ -208,9 +208,8 @@ import Testing
           return outcome(system_btrfsSubvolumeGetFlags(-1, &flags))
         case .btrfsSubvolumeSetFlags: return outcome(system_btrfsSubvolumeSetFlags(-1, 0))
         case .btrfsTreeSearch:
-          var inodes: UnsafeMutablePointer<CUnsignedLongLong>?
-          defer { system_free(inodes) }
-          return outcome(CInt(system_btrfsInodesWithAttributes(-1, &inodes)))
+          var highest: CUnsignedLongLong = 0
+          return outcome(system_btrfsHighestInode(-1, &highest))
         case .fork:
           // Should the driver not be asked, the child ends at once and is waited for.
           let pid = system_fork()
