@@ -861,12 +861,18 @@ package func system_btrfsInodeSearchStep(
 /// How many numbers one step of a search may write.
 package let btrfsInodeSearchMost = Int(CXATTR_BTRFS_SEARCH_MOST)
 
+/// Cannot fail: without memory for its megabyte it stops the process, as
+/// Swift's own allocations do.
+///
 /// The state of a search (``system_btrfsInodeSearchStep(_:_:_:_:)``) of
-/// the objectids `first` to `last`, or `nil` without memory for its buffer.
-package func system_btrfsInodeSearchNew(_ first: UInt64, _ last: UInt64) -> OpaquePointer? {
+/// the objectids `first` to `last`; the corresponding C function is
+/// `calloc(3)`, through CXattr.
+package func system_btrfsInodeSearchNew(_ first: UInt64, _ last: UInt64) -> OpaquePointer {
   cxattr_btrfs_inode_search_new(CUnsignedLongLong(first), CUnsignedLongLong(last))
 }
 
+/// Cannot fail: `free(3)` returns nothing.
+///
 /// Frees a search's state.
 package func system_btrfsInodeSearchFree(_ search: OpaquePointer) {
   cxattr_btrfs_inode_search_free(search)

@@ -108,7 +108,7 @@ package final class SnapshotInodes: @unchecked Sendable {
   /// The inodes that may matter among the objectids `first` to `last`,
   /// ascending, or `nil` when the search failed or was stopped.
   fileprivate func inodes(from first: UInt64, to last: UInt64) -> [UInt64]? {
-    guard let state = system_btrfsInodeSearchNew(first, last) else { return nil }
+    let state = system_btrfsInodeSearchNew(first, last)
     defer { system_btrfsInodeSearchFree(state) }
     let room = UnsafeMutablePointer<CUnsignedLongLong>.allocate(capacity: btrfsInodeSearchMost)
     defer { room.deallocate() }

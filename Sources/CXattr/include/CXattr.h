@@ -158,6 +158,8 @@ int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags);
 // step's last. Returns how many, *done set after the last, or -1 with errno.
 struct cxattr_btrfs_inode_search;
 #define CXATTR_BTRFS_SEARCH_MOST 32768
+// The search's state, with its megabyte of buffer; stops the process when
+// there is no memory for it, as Swift's own allocations do.
 struct cxattr_btrfs_inode_search *cxattr_btrfs_inode_search_new(
     unsigned long long first, unsigned long long last);
 void cxattr_btrfs_inode_search_free(struct cxattr_btrfs_inode_search *search);
