@@ -21,15 +21,45 @@ import SystemPackage
 /// the order `find`, `tar` and `rsync` walk. What the tool reaches first,
 /// it pays for, and the pass then finds in memory.
 ///
+/// What the view hides it leaves alone: the tool never looks there (on a
+/// swept home, most of the entries: node_modules, target, the caches), and
+/// each inode it brought into memory would make the snapshot's deletion
+/// longer (0.41 to 0.44 s for the 200,000-file tree read whole).
+///
 /// Stopped and joined by ``finish(stoppingEarly:)`` or when it ends, before
 /// the snapshots are deleted: the pass holds directories of them open.
 package struct SnapshotWarming: ~Copyable {
   private let state: State
   private var thread: pthread_t?
 
+  /// A directory of a snapshot to look through, and the paths below it that
+  /// its view hides, relative and sorted bytewise.
+  package struct Root: Sendable {
+    package let path: FilePath
+    package let hidden: [[UInt8]]
+    package init(path: FilePath, hidden: [[UInt8]] = []) {
+      self.path = path
+      self.hidden = hidden
+    }
+
+    /// Whether the view hides the entry at `relative`.
+    func hides(_ relative: UnsafeBufferPointer<UInt8>.SubSequence) -> Bool {
+      var (low, high) = (0, hidden.count)
+      while low < high {
+        let middle = (low + high) / 2
+        if hidden[middle].lexicographicallyPrecedes(relative) {
+          low = middle + 1
+        } else {
+          high = middle
+        }
+      }
+      return low < hidden.count && hidden[low].elementsEqual(relative)
+    }
+  }
+
   /// Starts the pass over `roots`, directories of the run's snapshots; with
   /// no thread (the pass is only an optimization) when none can start.
-  package init(roots: [FilePath]) {
+  package init(roots: [Root]) {
     state = State(roots: roots)
     guard !roots.isEmpty else {
       thread = nil
@@ -64,17 +94,23 @@ package struct SnapshotWarming: ~Copyable {
   }
 
   fileprivate final class State: Sendable {
-    let roots: [FilePath]
+    let roots: [Root]
     let stopped = Atomic<Bool>(false)
     let looked = Atomic<Int>(0)
-    init(roots: [FilePath]) { self.roots = roots }
+    init(roots: [Root]) { self.roots = roots }
 
     func run() {
       for root in roots {
+        // "/" walks as "/a"; any other root as "ROOT/a".
+        let rootLength = root.path.bytes.count
+        let start = rootLength == 1 ? 1 : rootLength + 1
         _ = walkTree(
-          root: root, options: TreeWalkOptions(oneFileSystem: true),
+          root: root.path, options: TreeWalkOptions(oneFileSystem: true),
           visit: { entry in
             if self.stopped.load(ordering: .relaxed) { return .skipChildren }
+            if entry.depth > 0, !root.hidden.isEmpty, root.hides(entry.pathBytes[start...]) {
+              return .skipChildren
+            }
             self.looked.add(1, ordering: .relaxed)
             if entry.type.isDirectory { return .descend }
             // Only the lookup matters: what it says is not needed.

@@ -100,7 +100,7 @@ package struct ViewRun: Sendable {
     // What each snapshot's tree says of its inodes, searched once.
     var inodes: [Int: SnapshotInodes?] = [:]
     // The ROOTs whose walk may have left the snapshot's files unlooked at.
-    var unwarmed: [FilePath] = []
+    var unwarmed: [SnapshotWarming.Root] = []
     for index in viewRoots.indices {
       var known: SnapshotInodes?
       if let snapshots {
@@ -124,7 +124,7 @@ package struct ViewRun: Sendable {
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
       run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: oneFileSystem))
-      if known?.isReady == true { unwarmed.append(viewRoots[index].real) }
+      let spared = known?.isReady == true
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
       var found = run.visitors.flatMap(\.hidden)
@@ -140,6 +140,9 @@ package struct ViewRun: Sendable {
       var hidden: [[UInt8]] = []
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
+      if spared {
+        unwarmed.append(SnapshotWarming.Root(path: viewRoots[index].real, hidden: hidden))
+      }
     }
     for case let search? in inodes.values { search.finish() }
     // A directory that could not be read may hold marks: the view would not be exact.
@@ -284,7 +287,8 @@ package struct ViewRun: Sendable {
   /// did; this returns only in the child, which goes on to make the view
   /// and become COMMAND.
   private func superviseCommand(
-    deleting snapshots: SnapshotSet, warming roots: [FilePath], _ diagnostics: Diagnostics
+    deleting snapshots: SnapshotSet, warming roots: [SnapshotWarming.Root],
+    _ diagnostics: Diagnostics
   ) throws(ReportedFailure) {
     do throws(SkipBackupError) {
       switch try SupervisedCommand.fork() {
