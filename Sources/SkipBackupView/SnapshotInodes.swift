@@ -26,19 +26,19 @@ import Synchronization
 ///
 /// The search reads the whole subvolume, which may hold far more than a
 /// ROOT inside it. For a subvolume's root it runs before the walk
-/// (``search()``); for a ROOT inside, the walk starts looking at every entry
-/// and starts the search on a thread of its own once it has looked at an
-/// eighth as many entries as the subvolume may hold: by then the walk has
-/// spent about what the whole search costs (on the tree above, 1 µs an
-/// inode of the subvolume to search, against about 8 µs of CPU an entry to
-/// look at), so a ROOT much smaller than its subvolume never pays for a
-/// search, and a large one pays at most about twice the cheaper way.
+/// (``search(threads:)``); for a ROOT inside, the walk starts looking at
+/// every entry, and the walker that has looked at an eighth as many entries
+/// as the subvolume may hold runs the search there and then, while the
+/// other walkers go on: by then the walk has spent about what the whole
+/// search costs (on the tree above, 1 µs an inode of the subvolume to
+/// search, against about 8 µs of CPU an entry to look at), so a ROOT much
+/// smaller than its subvolume never pays for a search, and a large one pays
+/// at most about twice the cheaper way.
 package final class SnapshotInodes: @unchecked Sendable {
   // `inodes` is written once, by the search, before `ready` is set with
   // release ordering; readers read it only after seeing `ready`.
   private var inodes: [UInt64] = []
   private let ready = Atomic<Bool>(false)
-  private let stopped = Atomic<Bool>(false)
   /// The snapshot's root, opened for the ioctl (an `O_PATH` descriptor
   /// takes none).
   private let descriptor: CInt
@@ -47,7 +47,6 @@ package final class SnapshotInodes: @unchecked Sendable {
   private let startAfter: Int
   /// The greatest inode number of the subvolume.
   private let highest: UInt64
-  private let thread = Mutex<pthread_t?>(nil)
 
   /// The search of the subvolume whose root is open as `descriptor`, or
   /// `nil` when the kernel does not say: the search needs CAP_SYS_ADMIN,
@@ -71,16 +70,13 @@ package final class SnapshotInodes: @unchecked Sendable {
   }
 
   deinit {
-    finish()
     _ = system_close(descriptor)
   }
 
-  /// Reads the subvolume's tree to its end, unless ``finish()`` stops it;
-  /// whether it got there. `threads` 2 searches the upper half of the
-  /// inode numbers on a thread of its own: the search is the kernel's CPU,
-  /// 0.19 s on one core for the 1,028,446 items of the tree above, 0.10 to
-  /// 0.12 s on two. After a search that a walk started was stopped, this
-  /// searches again.
+  /// Reads the subvolume's tree to its end; whether it got there. `threads`
+  /// 2 searches the upper half of the inode numbers on a thread of its own:
+  /// the search is the kernel's CPU, 0.19 s on one core for the 1,028,446
+  /// items of the tree above, 0.10 to 0.12 s on two.
   @discardableResult
   package func search(threads: Int = 1) -> Bool {
     if ready.load(ordering: .acquiring) { return true }
@@ -106,7 +102,7 @@ package final class SnapshotInodes: @unchecked Sendable {
   }
 
   /// The inodes that may matter among the objectids `first` to `last`,
-  /// ascending, or `nil` when the search failed or was stopped.
+  /// ascending, or `nil` when the search failed.
   fileprivate func inodes(from first: UInt64, to last: UInt64) -> [UInt64]? {
     let state = system_btrfsInodeSearchNew(first, last)
     defer { system_btrfsInodeSearchFree(state) }
@@ -115,7 +111,6 @@ package final class SnapshotInodes: @unchecked Sendable {
     var found: [UInt64] = []
     var done: CInt = 0
     while done == 0 {
-      if stopped.load(ordering: .relaxed) { return nil }
       let count = system_btrfsInodeSearchStep(descriptor, state, room, &done)
       guard count >= 0 else { return nil }
       for index in 0..<count where found.last != UInt64(room[index]) {
@@ -125,25 +120,20 @@ package final class SnapshotInodes: @unchecked Sendable {
     return found
   }
 
-  /// Stops a search a walk started, and waits for its thread; one that has
-  /// ended stays usable.
-  package func finish() {
-    guard let started = thread.withLock({ $0.take() }) else { return }
-    stopped.store(true, ordering: .relaxed)
-    _ = system_pthread_join(started)
-    stopped.store(false, ordering: .relaxed)
-  }
-
   /// Whether the search has ended, so that the walk may have shown files
   /// it never looked at.
   package var isReady: Bool { ready.load(ordering: .acquiring) }
 
   /// Whether the inode `inode` may carry a mark, or be a whiteout to
   /// overlayfs: always, until the search has ended. Counts the entries
-  /// looked at meanwhile, and starts the search at the count it waits for.
+  /// looked at meanwhile; the call that reaches the count the search waits
+  /// for runs it, on two threads, before it answers.
   package func mayMatter(_ inode: UInt64) -> Bool {
     guard ready.load(ordering: .acquiring) else {
-      if looked.add(1, ordering: .relaxed).newValue == startAfter { startSearching() }
+      if looked.add(1, ordering: .relaxed).newValue == startAfter {
+        search(threads: 2)
+        return mayMatter(inode)
+      }
       return true
     }
     var (low, high) = (0, inodes.count)
@@ -152,17 +142,6 @@ package final class SnapshotInodes: @unchecked Sendable {
       if inodes[middle] < inode { low = middle + 1 } else { high = middle }
     }
     return low < inodes.count && inodes[low] == inode
-  }
-
-  private func startSearching() {
-    thread.withLock { thread in
-      guard thread == nil else { return }
-      // Unretained: the thread is joined before this object goes
-      // (``finish()``, which `deinit` calls too), so it never ends it.
-      var started = pthread_t()
-      let context = Unmanaged.passUnretained(self).toOpaque()
-      if system_pthread_create(&started, searchOnThread, context) == 0 { thread = started }
-    }
   }
 }
 
@@ -180,10 +159,5 @@ private final class RangeSearch {
 private func searchRangeOnThread(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
   let range = Unmanaged<RangeSearch>.fromOpaque(argument!).takeUnretainedValue()
   range.found = range.owner.inodes(from: range.first, to: range.last)
-  return nil
-}
-
-private func searchOnThread(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-  Unmanaged<SnapshotInodes>.fromOpaque(argument!).takeUnretainedValue().search()
   return nil
 }

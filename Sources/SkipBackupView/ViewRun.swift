@@ -111,10 +111,7 @@ package struct ViewRun: Sendable {
         }
         known = inodes[frozen.snapshot]!
         // A subvolume's root is the whole of what the search reads.
-        if frozen.inside.isEmpty, let known {
-          known.finish()
-          known.search(threads: 2)
-        }
+        if frozen.inside.isEmpty, let known { known.search(threads: 2) }
       }
       for visitor in run.visitors {
         visitor.inodes = known
@@ -144,7 +141,6 @@ package struct ViewRun: Sendable {
         unwarmed.append(SnapshotWarming.Root(path: viewRoots[index].real, hidden: hidden))
       }
     }
-    for case let search? in inodes.values { search.finish() }
     // A directory that could not be read may hold marks: the view would not be exact.
     try run.finish()
     // COMMAND gets /run and /tmp as they are when ROOT is /: a mark the

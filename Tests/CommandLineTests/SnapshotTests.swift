@@ -160,11 +160,12 @@ import TestSupport
   }
 
   /// A ROOT inside its subvolume: the walk looks at every entry until it
-  /// has looked at an eighth as many as the subvolume may hold, then
-  /// searches the snapshot's tree on a thread of its own and spares what the
-  /// search leaves, once it has ended. When that happens depends on the
-  /// threads; the view is the same whatever it is: as when the search is
-  /// refused, as when its first step fails, and as `list --included` lists.
+  /// has looked at an eighth as many as the subvolume may hold; the walker
+  /// that got there searches the snapshot's tree while the others go on,
+  /// and the walk spares what the search leaves once it has ended. Where
+  /// that happens depends on the threads; the view is the same whatever it
+  /// is: as when the search is refused, as when its first step fails, and
+  /// as `list --included` lists.
   @Test func aRootInsideItsSubvolumeShowsTheIncludedSetWhateverTheSearchDoes() throws {
     let image = try BtrfsImage()
     let subvolume = try image.subvolume("sv")
