@@ -220,15 +220,22 @@ struct cxattr_btrfs_inode_search {
   struct btrfs_ioctl_search_args_v2 args; // followed by the buffer
 };
 
-struct cxattr_btrfs_inode_search *cxattr_btrfs_inode_search_new(
-    unsigned long long first, unsigned long long last) {
+struct cxattr_btrfs_inode_search *cxattr_btrfs_inode_search_new(void) {
   struct cxattr_btrfs_inode_search *search =
       calloc(1, sizeof *search + CXATTR_BTRFS_SEARCH_BYTES);
   // As Swift's own allocations do.
   if (!search) abort();
-  search->objectid = first;
-  search->last = last;
+  search->done = 1;
   return search;
+}
+
+void cxattr_btrfs_inode_search_start(
+    struct cxattr_btrfs_inode_search *search, unsigned long long first, unsigned long long last) {
+  search->objectid = first;
+  search->type = 0;
+  search->offset = 0;
+  search->last = last;
+  search->done = 0;
 }
 
 void cxattr_btrfs_inode_search_free(struct cxattr_btrfs_inode_search *search) { free(search); }
@@ -289,36 +296,6 @@ long cxattr_btrfs_inode_search_step(
     search->done = *done = 1;
   }
   return count;
-}
-
-int cxattr_btrfs_highest_inode(int fd, unsigned long long *highest) {
-  _Alignas(struct btrfs_ioctl_search_args_v2) char
-      storage[sizeof(struct btrfs_ioctl_search_args_v2) + 512];
-  struct btrfs_ioctl_search_args_v2 *args = (struct btrfs_ioctl_search_args_v2 *)storage;
-  // The greatest objectid up to BTRFS_LAST_FREE_OBJECTID with an item at or
-  // above it (the objectids above are the tree's own: orphans), a bit at a
-  // time from the top: 64 searches, always.
-  __u64 found = 0;
-  for (int bit = 63; bit >= 0; bit--) {
-    __u64 candidate = found | (1ULL << bit);
-    if (candidate > BTRFS_LAST_FREE_OBJECTID) continue;
-    memset(&args->key, 0, sizeof args->key);
-    args->key.min_objectid = candidate;
-    args->key.max_objectid = BTRFS_LAST_FREE_OBJECTID;
-    args->key.max_type = UINT8_MAX;
-    args->key.max_offset = UINT64_MAX;
-    args->key.max_transid = UINT64_MAX;
-    args->key.nr_items = 1;
-    args->buf_size = 512;
-    if (ioctl(fd, BTRFS_IOC_TREE_SEARCH_V2, args) < 0) {
-      // An item larger than the buffer: there is one.
-      if (errno != EOVERFLOW) return -1;
-      args->key.nr_items = 1;
-    }
-    if (args->key.nr_items > 0) found = candidate;
-  }
-  *highest = found;
-  return 0;
 }
 
 int cxattr_fork(void) { return (int)fork(); }

@@ -864,11 +864,19 @@ package let btrfsInodeSearchMost = Int(CXATTR_BTRFS_SEARCH_MOST)
 /// Cannot fail: without memory for its megabyte it stops the process, as
 /// Swift's own allocations do.
 ///
-/// The state of a search (``system_btrfsInodeSearchStep(_:_:_:_:)``) of
-/// the objectids `first` to `last`; the corresponding C function is
-/// `calloc(3)`, through CXattr.
-package func system_btrfsInodeSearchNew(_ first: UInt64, _ last: UInt64) -> OpaquePointer {
-  cxattr_btrfs_inode_search_new(CUnsignedLongLong(first), CUnsignedLongLong(last))
+/// The state of a search (``system_btrfsInodeSearchStep(_:_:_:_:)``), for
+/// one range after another; the corresponding C function is `calloc(3)`,
+/// through CXattr.
+package func system_btrfsInodeSearchNew() -> OpaquePointer {
+  cxattr_btrfs_inode_search_new()
+}
+
+/// Cannot fail: it only sets fields.
+///
+/// Points a search's state at the objectids `first` to `last`.
+package func system_btrfsInodeSearchStart(_ search: OpaquePointer, _ first: UInt64, _ last: UInt64)
+{
+  cxattr_btrfs_inode_search_start(search, CUnsignedLongLong(first), CUnsignedLongLong(last))
 }
 
 /// Cannot fail: `free(3)` returns nothing.
@@ -876,15 +884,6 @@ package func system_btrfsInodeSearchNew(_ first: UInt64, _ last: UInt64) -> Opaq
 /// Frees a search's state.
 package func system_btrfsInodeSearchFree(_ search: OpaquePointer) {
   cxattr_btrfs_inode_search_free(search)
-}
-
-/// The greatest inode number in the btrfs subvolume `fd` is in;
-/// CAP_SYS_ADMIN only.
-///
-/// The corresponding C function is `ioctl(2)` with
-/// `BTRFS_IOC_TREE_SEARCH_V2`, one item a call, through CXattr.
-package func system_btrfsHighestInode(_ fd: CInt, _ highest: inout CUnsignedLongLong) -> CInt {
-  mocked(.btrfsTreeSearch) { cxattr_btrfs_highest_inode(fd, &highest) }
 }
 
 /// The corresponding C function is `fork(2)`, through CXattr.

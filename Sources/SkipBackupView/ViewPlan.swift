@@ -54,10 +54,10 @@ package final class ViewVisitor: ReportingVisitor {
     self.reporter = reporter
   }
 
-  /// In a snapshot, the inodes that may matter, once its tree has been
-  /// searched: any other entry but a directory is then shown as it is, with
-  /// no call (a directory is opened to be walked anyway, and may hold a
-  /// CACHEDIR.TAG).
+  /// In a snapshot, as root, this walker's reading of its tree: an entry
+  /// whose inode it says cannot matter, but a directory, is shown as it is
+  /// with no call (a directory is opened to be walked anyway, and may hold
+  /// a CACHEDIR.TAG).
   package var inodes: SnapshotInodes?
 
   /// Records each directory walked and each excluded item for the watch

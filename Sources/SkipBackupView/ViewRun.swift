@@ -97,31 +97,20 @@ package struct ViewRun: Sendable {
       ? ChangeWatch()
       : ChangeWatch(watching: viewRoots.map(\.path), mechanisms: mechanisms, privilege: privilege)
 
-    // What each snapshot's tree says of its inodes, searched once.
-    var inodes: [Int: SnapshotInodes?] = [:]
     // The ROOTs whose walk may have left the snapshot's files unlooked at.
     var unwarmed: [SnapshotWarming.Root] = []
     for index in viewRoots.indices {
-      var known: SnapshotInodes?
-      if let snapshots {
-        let frozen = snapshots.roots[index]
-        if inodes[frozen.snapshot] == nil {
-          inodes[frozen.snapshot] = .some(
-            SnapshotInodes(ofSubvolume: snapshots.snapshots[frozen.snapshot].descriptor))
-        }
-        known = inodes[frozen.snapshot]!
-        // A subvolume's root is the whole of what the search reads.
-        if frozen.inside.isEmpty, let known { known.search(threads: 2) }
-      }
       for visitor in run.visitors {
-        visitor.inodes = known
+        visitor.inodes = snapshots.flatMap {
+          SnapshotInodes(ofSubvolume: $0.snapshots[$0.roots[index].snapshot].descriptor)
+        }
         visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
       run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: oneFileSystem))
-      let spared = known?.isReady == true
+      let spared = run.visitors.contains { $0.inodes?.spared == true }
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
       var found = run.visitors.flatMap(\.hidden)

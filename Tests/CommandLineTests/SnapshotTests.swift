@@ -159,13 +159,12 @@ import TestSupport
     #expect(whiteout.errors.contains("plain/whiteout: a character device 0/0"), "\(whiteout)")
   }
 
-  /// A ROOT inside its subvolume: the walk looks at every entry until it
-  /// has looked at an eighth as many as the subvolume may hold; the walker
-  /// that got there searches the snapshot's tree while the others go on,
-  /// and the walk spares what the search leaves once it has ended. Where
-  /// that happens depends on the threads; the view is the same whatever it
-  /// is: as when the search is refused, as when its first step fails, and
-  /// as `list --included` lists.
+  /// A ROOT inside its subvolume: each walker reads the snapshot's tree a
+  /// window of inode numbers at a time, as it reaches them, and looks at an
+  /// entry only where the window says it may matter, or could not be read.
+  /// The view is the same whatever the search does: as when it is refused,
+  /// as when one walker's or every later window fails, and as
+  /// `list --included` lists.
   @Test func aRootInsideItsSubvolumeShowsTheIncludedSetWhateverTheSearchDoes() throws {
     let image = try BtrfsImage()
     let subvolume = try image.subvolume("sv")
@@ -199,11 +198,13 @@ import TestSupport
         })
     }
     let before = try image.subvolumes()
-    // The greatest inode is found in 64 searches of one item; the 65th
-    // call is the search's first step.
-    for forced in [
-      nil, "ioctl(BTRFS_IOC_TREE_SEARCH_V2):EPERM", "ioctl(BTRFS_IOC_TREE_SEARCH_V2):EIO:65",
-    ] {
+    // Refused, the walk looks at every entry. The first two calls read the
+    // subvolume root's window for each of the two walkers: the second
+    // failing leaves one walker looking at every entry. From the third on,
+    // each window fails as the walk reaches it, and its entries are looked
+    // at one by one.
+    let search = "ioctl(BTRFS_IOC_TREE_SEARCH_V2)"
+    for forced in [nil, "\(search):EPERM", "\(search):EIO:2:1", "\(search):EIO:3"] {
       for _ in 0..<(forced == nil ? 3 : 1) {
         let shown = try view(forcing: forced)
         #expect(shown == listed, "\(forced ?? "searched"): \(difference(shown, listed))")

@@ -208,8 +208,12 @@ import Testing
           return outcome(system_btrfsSubvolumeGetFlags(-1, &flags))
         case .btrfsSubvolumeSetFlags: return outcome(system_btrfsSubvolumeSetFlags(-1, 0))
         case .btrfsTreeSearch:
-          var highest: CUnsignedLongLong = 0
-          return outcome(system_btrfsHighestInode(-1, &highest))
+          let search = system_btrfsInodeSearchNew()
+          defer { system_btrfsInodeSearchFree(search) }
+          system_btrfsInodeSearchStart(search, 256, 256)
+          var inode: CUnsignedLongLong = 0
+          var done: CInt = 0
+          return outcome(CInt(system_btrfsInodeSearchStep(-1, search, &inode, &done)))
         case .fork:
           // Should the driver not be asked, the child ends at once and is waited for.
           let pid = system_fork()

@@ -148,27 +148,25 @@ int cxattr_btrfs_snapshot_destroy(int parent, const char *name);
 // delete it (the kernel's permission check asks for write access to it).
 int cxattr_btrfs_subvolume_get_flags(int fd, unsigned long long *flags);
 int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags);
-// BTRFS_IOC_TREE_SEARCH_V2 (CAP_SYS_ADMIN) over the whole tree of the
-// subvolume `fd` is in, which reads its items without bringing an inode into
-// memory, one call a step, over the objectids from `first` to `last`: the
-// numbers of the inodes a judgement of marks
-// must look at (one that holds an extended attribute, has the nodump flag,
-// or is a character device), ascending, written to `inodes` (room for
-// CXATTR_BTRFS_SEARCH_MOST), a number possibly repeating the previous
-// step's last. Returns how many, *done set after the last, or -1 with errno.
+// BTRFS_IOC_TREE_SEARCH_V2 (CAP_SYS_ADMIN) over the tree of the subvolume
+// `fd` is in, which reads its items without bringing an inode into memory,
+// one call a step, over the objectids from `first` to `last` (set by
+// cxattr_btrfs_inode_search_start): the numbers of the inodes a judgement of
+// marks must look at (one that holds an extended attribute, has the nodump
+// flag, or is a character device), ascending, written to `inodes` (room for
+// CXATTR_BTRFS_SEARCH_MOST), a number possibly repeating the previous step's
+// last. Returns how many, *done set after the last, or -1 with errno.
 struct cxattr_btrfs_inode_search;
 #define CXATTR_BTRFS_SEARCH_MOST 32768
-// The search's state, with its megabyte of buffer; stops the process when
-// there is no memory for it, as Swift's own allocations do.
-struct cxattr_btrfs_inode_search *cxattr_btrfs_inode_search_new(
-    unsigned long long first, unsigned long long last);
+// The search's state, with its megabyte of buffer, used for one range after
+// another; stops the process when there is no memory for it, as Swift's own
+// allocations do.
+struct cxattr_btrfs_inode_search *cxattr_btrfs_inode_search_new(void);
+void cxattr_btrfs_inode_search_start(
+    struct cxattr_btrfs_inode_search *search, unsigned long long first, unsigned long long last);
 void cxattr_btrfs_inode_search_free(struct cxattr_btrfs_inode_search *search);
 long cxattr_btrfs_inode_search_step(
     int fd, struct cxattr_btrfs_inode_search *search, unsigned long long *inodes, int *done);
-// The greatest inode number in the subvolume `fd` is in, found by 64
-// searches of one item (CAP_SYS_ADMIN): btrfs numbers inodes upwards, so it
-// bounds how many the subvolume holds. 0 or -1 with errno.
-int cxattr_btrfs_highest_inode(int fd, unsigned long long *highest);
 
 // COMMAND as a child that skipbackup waits for (run --snapshot deletes the
 // snapshot after it): fork(2), a signal to the child, the parent-death
