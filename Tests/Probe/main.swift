@@ -91,6 +91,13 @@ do throws(SkipBackupError) {
     print("unknown probe \(arguments[1])")
   }
 } catch {
+  fail(error)
+}
+
+/// Prints the error and its number: a function of its own, as Swift 6.3's
+/// optimizer stops with "Found outside of lifetime use" when this is the
+/// catch block of the top-level code (`swift build -c release`).
+func fail(_ error: SkipBackupError) -> Never {
   print(error.description)
   print("errno \(error.errno.map { String($0.rawValue) } ?? "none")")
   exit(1)
