@@ -93,13 +93,21 @@ struct BackupPlace {
 
   init() throws {
     directory = try TemporaryDirectory(prefix: "skipbackup-backup")
+    // The recipes' mktemp files go here, and go with the place; anyone may
+    // write here, as /tmp, for the recipe run as nobody.
+    Make.directory(Bytes(temporary))
+    precondition(chmod(temporary, 0o1777) == 0, "cannot open \(temporary) to all")
   }
+
+  /// TMPDIR for the recipes, which leave their list in it.
+  var temporary: String { work + "/tmp" }
 
   var environment: [String: String] {
     let tool = URL(fileURLWithPath: skipbackupPath).deletingLastPathComponent().path
     return [
       "PATH": tool + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
       "DEST": work + "/dest",
+      "TMPDIR": temporary,
       "RESTIC_REPOSITORY": work + "/restic-repository",
       "RESTIC_PASSWORD": "skipbackup",
       "RESTIC_CACHE_DIR": work + "/restic-cache",
