@@ -215,6 +215,44 @@ import TestSupport
     #expect(try image.subvolumes() == before, "a snapshot is left")
   }
 
+  /// A window of inode numbers whose items fill more than one search: a
+  /// file of 20,000 extents (78 bytes each in the search's buffer, 1.5 MB
+  /// in all) and, after it in the same window, files marked by the nodump
+  /// flag and by an attribute, which only the second search reads.
+  @Test func aWindowLongerThanOneSearchStillHidesWhatItsEndHolds() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let root = subvolume + "/inner"
+    Make.directory(Bytes(root))
+    let fragmented = """
+      import os, sys
+      fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+      for index in range(20000):
+          os.pwrite(fd, b"x" * 4096, index * 8192)
+      os.close(fd)
+      """
+    try check(run([python3, "-c", Argument(fragmented), Argument(root + "/fragmented")]))
+    for name in ["flagged", "marked", "kept"] { Make.file(Bytes(root + "/" + name)) }
+    try check(run(["chattr", "+d", Argument(root + "/flagged")]))
+    try check(skipbackup("mark", Argument(root + "/marked")))
+    try check(run(["sync"]))
+    let mechanisms = "resource,nodump"
+    let listed = try listedIncluded(root, mechanisms: mechanisms)
+    #expect(listed == Set(["", "fragmented", "kept"].map { Bytes($0) }))
+    let result = run([
+      Argument(skipbackupPath), "run", "-q", "--snapshot", "-m", Argument(mechanisms),
+      Argument(root), "--", "find", Argument(root), "-print0",
+    ])
+    try #require(result.status == 0, "\(result)")
+    let shown = Set(
+      result.nulSeparated.map { path in
+        var relative = Array(path.dropFirst(root.utf8.count))
+        if relative.first == UInt8(ascii: "/") { relative.removeFirst() }
+        return relative
+      })
+    #expect(shown == listed, "\(difference(shown, listed))")
+  }
+
   /// Two ROOTs on one subvolume share one snapshot; a ROOT on a subvolume
   /// nested in another ROOT gets its own, whose view is mounted on the
   /// empty directory the outer snapshot holds there, whatever the order
