@@ -413,7 +413,8 @@ package func system_pause() {
   _ = pause()
 }
 
-/// Cannot fail on the clocks the callers name (`CLOCK_MONOTONIC_COARSE`, Linux 2.6.32): `EINVAL`
+/// Cannot fail on the clocks the callers name (`CLOCK_MONOTONIC_COARSE`, Linux 2.6.32;
+/// `CLOCK_MONOTONIC`): `EINVAL`
 /// is for a clock the kernel lacks.
 ///
 /// The corresponding C function is `clock_gettime(2)`.
@@ -877,6 +878,16 @@ package func system_btrfsInodeSearchNew() -> OpaquePointer {
 package func system_btrfsInodeSearchStart(_ search: OpaquePointer, _ first: UInt64, _ last: UInt64)
 {
   cxattr_btrfs_inode_search_start(search, CUnsignedLongLong(first), CUnsignedLongLong(last))
+}
+
+/// Whether the kernel allows the search
+/// (``system_btrfsInodeSearchStep(_:_:_:_:)``) on the btrfs subvolume `fd`
+/// is in: CAP_SYS_ADMIN only.
+///
+/// The corresponding C function is `ioctl(2)` with
+/// `BTRFS_IOC_TREE_SEARCH_V2`, for one item, through CXattr.
+package func system_btrfsInodeSearchAllowed(_ fd: CInt) -> CInt {
+  mocked(.btrfsTreeSearch) { cxattr_btrfs_inode_search_allowed(fd) }
 }
 
 /// Cannot fail: `free(3)` returns nothing.

@@ -47,21 +47,36 @@ package final class SnapshotInodes {
   /// Whether an entry was shown without a look, which ``SnapshotWarming``
   /// then makes.
   package private(set) var spared = false
+  /// The entries asked about, and the time spent reading windows.
+  private var asked = 0
+  private var reading: UInt64 = 0
+
+  /// The reading of windows stops while it has taken longer than looking
+  /// at every entry asked about would have, past a first allowance, and
+  /// starts again once the looks have paid for the next window: at worst
+  /// about twice what looking at every entry costs. A first look costs
+  /// about 5 µs; a window, 60 µs on the 200,000-file tree, made in order,
+  /// where it answers for about 56 entries. For a directory of 3,000 files
+  /// each made among 63 others, one file a window, reading every window
+  /// took `run --snapshot -- true` 0.104 s where looking at every entry
+  /// took 0.046 s; with this bound, 0.062 s (medians of 8 runs).
+  private static let lookNanoseconds: UInt64 = 5_000
+  private static let allowanceNanoseconds: UInt64 = 2_000_000
 
   /// The search of the subvolume whose root is open as `descriptor`, or
   /// `nil` when the kernel does not say: the search needs CAP_SYS_ADMIN,
   /// which an ordinary user's namespace does not give. Then the walk looks
-  /// at every entry, as on a live tree. The window of the subvolume's root
-  /// directory is read at once, to know.
+  /// at every entry, as on a live tree.
   package init?(ofSubvolume descriptor: CInt) {
     let opened = system_openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
     guard opened >= 0 else { return nil }
+    guard system_btrfsInodeSearchAllowed(opened) == 0 else {
+      _ = system_close(opened)
+      return nil
+    }
     self.descriptor = opened
     search = system_btrfsInodeSearchNew()
     room = .allocate(capacity: btrfsInodeSearchMost)
-    // Every subvolume's root directory is inode 256 (BTRFS_FIRST_FREE_OBJECTID).
-    guard let window = read(window: 256 / 64) else { return nil }
-    windows[256 / 64] = window
   }
 
   deinit {
@@ -73,18 +88,29 @@ package final class SnapshotInodes {
   /// Whether the inode `inode` may carry a mark, or be a whiteout to
   /// overlayfs.
   package func mayMatter(_ inode: UInt64) -> Bool {
+    asked += 1
     let index = inode / 64
     let window: UInt64
     if let known = windows[index] {
       window = known
+    } else if reading > Self.allowanceNanoseconds + UInt64(asked) * Self.lookNanoseconds {
+      return true
     } else {
+      let start = Self.now()
       // A window that cannot be read is looked at, entry by entry.
       window = read(window: index) ?? .max
       windows[index] = window
+      reading += Self.now() &- start
     }
     let matters = window & (1 << (inode % 64)) != 0
     if !matters { spared = true }
     return matters
+  }
+
+  private static func now() -> UInt64 {
+    var time = timespec()
+    _ = system_clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
   }
 
   /// The bits of the window `index` that may matter, or `nil` when the

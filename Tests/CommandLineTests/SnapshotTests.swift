@@ -198,8 +198,8 @@ import TestSupport
         })
     }
     let before = try image.subvolumes()
-    // Refused, the walk looks at every entry. The first two calls read the
-    // subvolume root's window for each of the two walkers: the second
+    // Refused, the walk looks at every entry. The first two calls ask, for
+    // each of the two walkers, whether the search is allowed: the second
     // failing leaves one walker looking at every entry. From the third on,
     // each window fails as the walk reaches it, and its entries are looked
     // at one by one.

@@ -165,6 +165,9 @@ struct cxattr_btrfs_inode_search *cxattr_btrfs_inode_search_new(void);
 void cxattr_btrfs_inode_search_start(
     struct cxattr_btrfs_inode_search *search, unsigned long long first, unsigned long long last);
 void cxattr_btrfs_inode_search_free(struct cxattr_btrfs_inode_search *search);
+// Whether the kernel allows the search on the subvolume `fd` is in: one
+// search for one item of its root directory (inode 256). 0, or -1 with errno.
+int cxattr_btrfs_inode_search_allowed(int fd);
 long cxattr_btrfs_inode_search_step(
     int fd, struct cxattr_btrfs_inode_search *search, unsigned long long *inodes, int *done);
 
