@@ -69,8 +69,9 @@ struct BtrfsSubvolume {
 /// directory `.skipbackup-snapshots` at the subvolume's root (a snapshot
 /// must be made on the same filesystem, and the subvolume's root is the one
 /// place of it that its owner can write and that every namespace that
-/// reaches ROOT reaches), mode 0700, owned by the user who runs. The view of
-/// the subvolume's root hides it.
+/// reaches ROOT reaches), mode 0700, owned by the user who runs, and
+/// marked excluded from backups by every mechanism. The view of the
+/// subvolume's root hides it.
 ///
 /// Each run's snapshot is `run-PID-N`, beside its lock file `run-PID-N.lock`,
 /// which the run holds shared (flock(2)) from before the snapshot is made
@@ -115,6 +116,13 @@ package struct SnapshotDirectory: ~Copyable {
       guard status.st_uid == system_geteuid() else {
         throw SkipBackupError(refusing: .snapshotDirectoryOfAnother, path: path)
       }
+      // Out of every backup of the live tree too, by whatever it honours:
+      // `run` and `list` of the subvolume, borg's --exclude-nodump, tar's
+      // and restic's --exclude-caches. Another run's snapshot in it is a
+      // whole copy of the subvolume, which a walk would otherwise enter.
+      // Idempotent: a directory already marked is written nothing.
+      try MechanismSet.every.mark(
+        FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: path))
     } catch {
       _ = system_close(opened)
       throw error

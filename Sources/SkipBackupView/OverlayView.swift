@@ -12,9 +12,9 @@ import SystemPackage
 package enum OverlayView {
   /// Opens the real ROOT, before anything is mounted on it or above it:
   /// the descriptor keeps reaching the real directory afterwards.
-  package static func openReal(_ root: ViewRoot) throws(SkipBackupError) -> CInt {
-    try check(.openat, root.real) {
-      root.real.withCString {
+  package static func openReal(_ real: FilePath) throws(SkipBackupError) -> CInt {
+    try check(.openat, real) {
+      real.withCString {
         system_openat(
           MountFlag.atWorkingDirectory, $0,
           MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)

@@ -14,9 +14,12 @@ package struct ViewRoot {
   package var real: FilePath
   /// The topmost excluded items, relative to ``path`` ("a/b"), sorted.
   package var hidden: [[UInt8]]
-  /// With -x, the directories where another filesystem is mounted, which
-  /// the view shows as the empty directory `list -x` lists (an opaque
-  /// directory in the layer), relative to ``path``.
+  /// The directories the view shows as the empty directory `list -x`
+  /// lists (an opaque directory in the layer), relative to ``path``: with
+  /// -x, each where another filesystem begins (a mount point, or a btrfs
+  /// subvolume nested in the ROOT's, whose own device ends `find -xdev`
+  /// and `list -x` there though the overlay would show it); with
+  /// `--snapshot`, each mount point, which the snapshot does not hold.
   package var emptied: [[UInt8]] = []
   /// The files on which another file is mounted, relative to ``path``:
   /// the overlay shows the file below, so the mounted one is bound over it.
@@ -47,6 +50,9 @@ package final class ViewVisitor: ReportingVisitor {
   package var pruned: [[UInt8]] = []
   /// What this thread found excluded, relative to the root.
   package var hidden: [[UInt8]] = []
+  /// With -x, the directories on another filesystem this thread met and
+  /// did not enter, relative to the root.
+  package var otherFilesystems: [[UInt8]] = []
 
   package init(mechanisms: MechanismSet, privilege: MountNamespace.Privilege, reporter: Reporter) {
     self.mechanisms = mechanisms
@@ -86,6 +92,7 @@ package final class ViewVisitor: ReportingVisitor {
     let start = entry.depth == 0 ? entry.pathBytes.count : rootLength == 1 ? 1 : rootLength + 1
     switch judgement {
     case .shown:
+      if entry.isOnOtherFilesystem { otherFilesystems.append(Array(entry.pathBytes[start...])) }
       if let watch, entry.type.isDirectory {
         watch.record(
           entry.item, at: Array(entry.pathBytes[start...]),

@@ -84,7 +84,8 @@ package struct ViewRun: Sendable {
       if !viewRoots.contains(where: { $0.path == root.path }) { viewRoots.append(root) }
     }
     if diagnostics.failures > 0 { throw .failure }
-    if case .user = privilege { refuseCoveredMounts(viewRoots, diagnostics) }
+    // A snapshot holds no mount for the overlay to cover.
+    if case .user = privilege, !snapshot { refuseCoveredMounts(viewRoots, diagnostics) }
     if diagnostics.failures > 0 { throw .failure }
 
     // The snapshots, once the sweep has marked what it marks: from here on
@@ -107,6 +108,7 @@ package struct ViewRun: Sendable {
         visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.hidden = []
+        visitor.otherFilesystems = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
       run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: oneFileSystem))
@@ -126,6 +128,9 @@ package struct ViewRun: Sendable {
       var hidden: [[UInt8]] = []
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
+      viewRoots[index].emptied = Set(run.visitors.flatMap(\.otherFilesystems)).sorted {
+        $0.lexicographicallyPrecedes($1)
+      }
       if spared {
         unwarmed.append(SnapshotWarming.Root(path: viewRoots[index].real, hidden: hidden))
       }
@@ -150,10 +155,8 @@ package struct ViewRun: Sendable {
             + "them or their marks, or give the directories below / as ROOTs; nothing was run")
       }
     }
-    // A ROOT's view is mounted before the view of a ROOT inside it. A
-    // snapshot holds no mount: what is mounted below a ROOT shows as the
-    // directory it is mounted on, as the snapshot has it.
-    if snapshots == nil { viewRoots = addMountPoints(viewRoots, diagnostics) }
+    // A ROOT's view is mounted before the view of a ROOT inside it.
+    viewRoots = addMountPoints(viewRoots, frozen: snapshots != nil, diagnostics)
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw .failure }
     if try watch.changedSinceWalk(lastWalk: number >= ChangeWatch.walks, diagnostics: diagnostics) {
@@ -191,7 +194,12 @@ package struct ViewRun: Sendable {
       // Opened in the new namespace (overlayfs takes layers from the
       // caller's namespace only) and before anything is mounted there.
       var reals: [CInt] = []
+      // A snapshot's ROOT with a file mounted below it: the live ROOT, from
+      // which the mounted file is bound.
+      var lives: [CInt?] = []
       for (index, root) in viewRoots.enumerated() {
+        lives.append(
+          snapshots != nil && !root.fileMounts.isEmpty ? try OverlayView.openReal(root.path) : nil)
         if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
           // From its own snapshot, which may not be the one above it (the
           // ROOTs are in mount order now, not as given).
@@ -205,7 +213,7 @@ package struct ViewRun: Sendable {
             try FileItem.openDirectory(
               inside(index, owner), below: reals[owner], rootPath: viewRoots[owner].path))
         } else {
-          reals.append(try OverlayView.openReal(root))
+          reals.append(try OverlayView.openReal(root.real))
         }
       }
       // HOME's real directory for the tools' own state, before anything is mounted.
@@ -235,7 +243,8 @@ package struct ViewRun: Sendable {
         }
         if root.isSystemRoot { try systemRoot?.bind(onto: views[index]) }
         for file in root.fileMounts {
-          try MountedFile.bind(file, root: root, real: reals[index], view: views[index])
+          try MountedFile.bind(
+            file, root: root, real: lives[index] ?? reals[index], view: views[index])
         }
       }
       if let root = viewRoots.firstIndex(where: \.isSystemRoot) {
@@ -364,15 +373,26 @@ package struct ViewRun: Sendable {
   ///   ROOT's;
   /// - a directory, with -x: the empty directory list -x lists (an opaque
   ///   directory in the layer, with the mounted root's metadata, as `stat`
-  ///   shows it to users), except a directory bind-mounted from the ROOT's
-  ///   own filesystem, which list -x enters, and which is refused;
+  ///   shows it to users; the walk stopped there and named it), except a
+  ///   directory bind-mounted from the ROOT's own filesystem, which list -x
+  ///   enters, and which is refused;
   /// - a file mounted on a file: the mounted file, bound over the view
   ///   (the walk read its marks, and hid it if it is marked);
   /// - in the view of /, /proc, /sys, /dev, /run, /tmp and what is mounted
   ///   below them: bound back as they are (``SystemRoot``).
   ///
+  /// A snapshot (`frozen`) holds no mount, but it does hold what a mount
+  /// hides from users: the entries of the directory below it, the file
+  /// below a mounted file. So there a directory mount point is the empty
+  /// directory, with -x or without (the filesystem mounted there is not
+  /// frozen; give it as a ROOT of its own), and a mounted file is bound
+  /// over the view as it is now, its marks read now, since the walk read
+  /// the file below it.
+  ///
   /// Returns every view to mount, a ROOT before the views inside it.
-  private func addMountPoints(_ given: [ViewRoot], _ diagnostics: Diagnostics) -> [ViewRoot] {
+  private func addMountPoints(_ given: [ViewRoot], frozen: Bool, _ diagnostics: Diagnostics)
+    -> [ViewRoot]
+  {
     let points: [[UInt8]]
     do throws(SkipBackupError) {
       points = try MountTable.mountPoints()
@@ -386,24 +406,31 @@ package struct ViewRun: Sendable {
     }
     // With -x no view is added, so each ROOT's device is looked up once.
     let devices =
-      oneFileSystem
+      oneFileSystem && !frozen
       ? roots.map { try? FileItem(path: $0.path, followSymbolicLinks: false).status().st_dev } : []
     var seen: Set<[UInt8]> = []
     for point in points.sorted(by: { $0.count < $1.count }) where seen.insert(point).inserted {
       if roots.contains(where: { $0.path.bytes == point }) { continue }
-      // The deepest view the mount point is in.
+      // The deepest view the mount point is in. In a snapshot, what the
+      // walk hid there is what lies below the mount, judged again below.
       guard
         let owner = roots.indices.filter({ relative(point, to: roots[$0]) != nil }).max(by: {
           roots[$0].path.bytes.count < roots[$1].path.bytes.count
         }),
         let inside = relative(point, to: roots[owner]),
-        !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) }),
+        !roots[owner].hidden.contains(where: {
+          path(inside, isOrIsBelow: $0) && !(frozen && inside.elementsEqual($0))
+        }),
         !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
         !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
       else { continue }
       let mountPoint = FilePath(bytes: point)
       guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status()
       else { continue }
+      if frozen {
+        freeze(mountPoint, Array(inside), of: inner, in: &roots[owner], diagnostics)
+        continue
+      }
       guard inner.st_mode & S_IFMT == S_IFDIR else {
         roots[owner].fileMounts.append(Array(inside))
         continue
@@ -430,6 +457,51 @@ package struct ViewRun: Sendable {
       roots.append(ViewRoot(path: mountPoint, hidden: mine))
     }
     return roots
+  }
+
+  /// The mount point `mountPoint` (`inside` its ROOT's view `root`, which
+  /// reads a snapshot), whose mounted root has status `inner`, as the view
+  /// of the snapshot shows it: hidden when what is mounted there is
+  /// marked; else an empty directory, or the mounted file bound over.
+  /// Nothing when the snapshot holds no item of that kind there (the path
+  /// to it crosses a subvolume nested in the ROOT's, which the snapshot
+  /// holds empty).
+  private func freeze(
+    _ mountPoint: FilePath, _ inside: [UInt8], of inner: stat, in root: inout ViewRoot,
+    _ diagnostics: Diagnostics
+  ) {
+    let isDirectory = inner.st_mode & S_IFMT == S_IFDIR
+    guard
+      let below = try? FileItem(
+        path: root.real.appending(bytes: inside), followSymbolicLinks: false
+      )
+      .status(),
+      (below.st_mode & S_IFMT == S_IFDIR) == isDirectory
+    else { return }
+    let judgement: ViewVisitor.Judgement
+    do throws(SkipBackupError) {
+      judgement = try ViewVisitor.judge(
+        FileItem(path: mountPoint, followSymbolicLinks: false),
+        type: FileType(rawValue: inner.st_mode & S_IFMT),
+        isRoot: false, mechanisms: mechanisms,
+        overlayNamespace: MountNamespace.Privilege.current.overlayNamespace)
+    } catch {
+      diagnostics.report(error)
+      return
+    }
+    if judgement == .hidden {
+      if !root.hidden.contains(inside) {
+        root.hidden.append(inside)
+        root.hidden.sort { $0.lexicographicallyPrecedes($1) }
+      }
+      return
+    }
+    root.hidden.removeAll { $0 == inside }
+    if isDirectory {
+      root.emptied.append(inside)
+    } else {
+      root.fileMounts.append(inside)
+    }
   }
 
   /// Refuses, before the walk, each ROOT with a filesystem mounted below

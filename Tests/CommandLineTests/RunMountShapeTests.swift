@@ -209,6 +209,43 @@ import TestSupport
     #expect(!result.output.contains("secret") && !result.output.contains("other"), "\(result)")
   }
 
+  /// A btrfs subvolume nested in ROOT's is no mount, but it has a device
+  /// of its own, so `find -xdev`, `list -x` and each tool's
+  /// --one-file-system stop there, and the overlay, which reads the one
+  /// filesystem, shows it whole. With -x it is the empty directory
+  /// `list -x` lists, its marked file unread; without, the view shows it
+  /// as `list` walks it.
+  @Test func withDashXANestedSubvolumeIsTheEmptyDirectoryListLists() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let directory = try TemporaryDirectory()
+    let script = #"""
+      mkdir "$1/t" && echo o >"$1/t/other" && btrfs -q subvolume create "$1/t/inner" &&
+        echo s >"$1/t/inner/secret" && echo k >"$1/t/inner/kept" &&
+        "$SB" mark "$1/t/inner/secret" && chmod 750 "$1/t/inner" || exit 9
+      for x in -x ""; do
+        "$SB" run -q $x "$1/t" -- sh -c '
+          echo "mode $(stat -c %a "$1/inner")"; ls -A "$1/inner"; echo "listed"
+          cat "$1/inner/secret"; find "$1" | sort >"$2/viewed"' sh "$1/t" "$T"
+        echo "status $?"
+        "$SB" list $x --included "$1/t" | sort >"$T/listed"
+        cmp "$T/viewed" "$T/listed" && echo "same as list $x"
+      done
+      "$SB" run -q -x "$1/t" -- tar --create --file="$T/t.tar" -C "$1/t" . && tar -tf "$T/t.tar"
+      """#
+    let result = inNamespace(script, directory, [Argument(subvolume)])
+    let lines = result.lines
+    #expect(lines.filter { $0 == "status 0" }.count == 2, "\(result)")
+    #expect(lines.prefix(2) == ["mode 750", "listed"], "\(result)")
+    #expect(lines.contains("same as list -x"), "\(result)")
+    #expect(lines.contains("same as list "), "\(result)")
+    // Without -x, the nested subvolume's unmarked file, and only that.
+    #expect(lines.filter { $0 == "kept" }.count == 1, "\(result)")
+    #expect(lines.contains("./inner/") && !lines.contains("./inner/kept"), "\(result)")
+    #expect(result.errors.components(separatedBy: "secret: No such file").count == 3, "\(result)")
+    #expect(!result.output.contains("secret"), "\(result)")
+  }
+
   // MARK: - A file mounted on a file
 
   /// A file mounted on a file shows in the view as `status` and `list` read

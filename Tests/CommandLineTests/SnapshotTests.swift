@@ -464,6 +464,89 @@ import TestSupport
     }
   }
 
+  /// A snapshot holds no mount, but it holds what a mount hides from users:
+  /// the files in a directory before something was mounted on it, the
+  /// file below a mounted file. With -x or without, as root and as an
+  /// ordinary user (whose live view refuses a ROOT with a mount below it,
+  /// and whose snapshot has none), the view shows a mount point as the
+  /// empty directory, and a mounted file as it is, with its marks: what
+  /// `list -x --included` lists of the live tree.
+  @Test(arguments: [false, true])
+  func aMountBelowTheRootShowsAsListDashXListsIt(asNobody: Bool) throws {
+    let image = try BtrfsImage(options: ["user_subvol_rm_allowed"])
+    chmod(image.directory.path, 0o755)
+    let subvolume = try image.subvolume("home", owner: asNobody ? "nobody:nogroup" : nil)
+    let directory = try TemporaryDirectory()
+    chmod(directory.path, 0o777)
+    let script = #"""
+      S=$1; O=$2
+      mkdir -p "$S/mp" "$O" && echo hidden >"$S/mp/shadow" && echo bottom >"$S/f" &&
+        echo plain >"$S/g" && echo top >"$O/top" && echo marked >"$O/marked" &&
+        "$SB" mark "$S/f" "$O/marked" && chmod 644 "$O/top" "$O/marked" &&
+        chown -R "$OWNER" "$S" && mount -t tmpfs -o mode=755 none "$S/mp" &&
+        echo mounted >"$S/mp/mounted" && mount --bind "$O/top" "$S/f" &&
+        mount --bind "$O/marked" "$S/g" || exit 9
+      "$SB" list -x --included "$S" | sort >"$T/listed"
+      for x in "" -x; do
+        $AS "$SB" run -q --snapshot $x "$S" -- sh -c 'cat "$1/f"; find "$1" | sort >"$2/viewed$3"'           sh "$S" "$T" "$x"
+        echo "status $?"
+        cmp "$T/viewed$x" "$T/listed" && echo "same as list -x"
+      done
+      """#
+    var environment = ["SB": skipbackupPath, "T": directory.path]
+    environment["AS"] = asNobody ? "setpriv --reuid=nobody --regid=nogroup --clear-groups" : ""
+    environment["OWNER"] = asNobody ? "nobody:nogroup" : "root:root"
+    let subvolumes = try image.subvolumes()
+    let result = run(
+      [
+        "unshare", "-m", "--propagation", "private", "sh", "-c", Argument(script), "sh",
+        Argument(subvolume), Argument(directory.path + "/outside"),
+      ], environment: environment)
+    #expect(
+      result.lines == ["top", "status 0", "same as list -x"] + [
+        "top", "status 0", "same as list -x",
+      ], "\(result)")
+    let listed = try String(contentsOfFile: directory.path + "/listed", encoding: .utf8)
+    #expect(listed.contains("/mp\n") && listed.contains("/f\n"), "\(listed)")
+    #expect(!listed.contains("shadow") && !listed.contains("/g\n"), "\(listed)")
+    #expect(try image.subvolumes() == subvolumes)
+  }
+
+  /// `.skipbackup-snapshots` is out of every backup of the live tree, by
+  /// each tool's own rule as well as by `run`'s: the Apple attributes and
+  /// the xdg one (getfattr), nodump (lsattr), a CACHEDIR.TAG (tar
+  /// --exclude-caches-all). One an earlier version made unmarked is
+  /// marked by the next run.
+  @Test func theSnapshotDirectoryIsLeftOutOfBackupsOfTheLiveTree() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    Make.file(Bytes(subvolume + "/kept"))
+    let snapshots = subvolume + "/.skipbackup-snapshots"
+    Make.directory(Bytes(snapshots))
+    chmod(snapshots, 0o700)
+    try check(skipbackup("run", "-q", "--snapshot", Argument(subvolume), "--", "true"))
+    let attributes = try check(run(["getfattr", "-d", "-m", "-", Argument(snapshots)])).output
+    for name in [
+      "user.com.apple.MobileBackup", "user.com.apple.metadata:com_apple_backup_excludeItem",
+      "user.xdg.robots.backup",
+    ] {
+      #expect(attributes.contains(name), "\(attributes)")
+    }
+    let flags = try check(run(["lsattr", "-d", Argument(snapshots)])).output
+    #expect(flags.split(separator: " ").first?.contains("d") == true, "\(flags)")
+    let tar = try check(
+      run([
+        "sh", "-c", "tar --exclude-caches-all -cf - -C \"$1\" . | tar -tf -", "sh",
+        Argument(subvolume),
+      ]))
+    #expect(tar.lines.sorted() == ["./", "./kept"], "\(tar)")
+    let live = try check(
+      skipbackup("run", "-q", Argument(subvolume), "--", "find", Argument(subvolume)))
+    #expect(live.lines == [subvolume, subvolume + "/kept"], "\(live)")
+    let excluded = try check(skipbackup("list", "--excluded", Argument(subvolume)))
+    #expect(excluded.lines == [snapshots], "\(excluded)")
+  }
+
   /// What cannot be snapshotted is refused in one line naming ROOT, before
   /// COMMAND: a ROOT on another filesystem, a read-only btrfs, and (forced)
   /// a full one; a snapshot that cannot be deleted is reported after
