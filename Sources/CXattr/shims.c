@@ -201,6 +201,40 @@ int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags) {
   return ioctl(fd, BTRFS_IOC_SUBVOL_SETFLAGS, &value);
 }
 
+int cxattr_btrfs_subvolume_children(int fd, unsigned long long *next,
+                                    unsigned long long *treeids, unsigned long long *dirids,
+                                    int *count) {
+  struct btrfs_ioctl_get_subvol_rootref_args args;
+  memset(&args, 0, sizeof args);
+  args.min_treeid = *next;
+  int result = ioctl(fd, BTRFS_IOC_GET_SUBVOL_ROOTREF, &args);
+  // EOVERFLOW: the buffer is full and more follow (fs/btrfs/ioctl.c).
+  if (result < 0 && errno != EOVERFLOW) return -1;
+  *count = args.num_items;
+  for (int index = 0; index < args.num_items; index++) {
+    treeids[index] = args.rootref[index].treeid;
+    dirids[index] = args.rootref[index].dirid;
+  }
+  *next = args.min_treeid;
+  return result < 0 ? 1 : 0;
+}
+
+int cxattr_btrfs_subvolume_place(int fd, unsigned long long dirid, unsigned long long treeid,
+                                 char *path) {
+  struct btrfs_ioctl_ino_lookup_user_args args;
+  memset(&args, 0, sizeof args);
+  args.dirid = dirid;
+  args.treeid = treeid;
+  if (ioctl(fd, BTRFS_IOC_INO_LOOKUP_USER, &args) < 0) return -1;
+  args.path[sizeof args.path - 1] = 0;
+  args.name[sizeof args.name - 1] = 0;
+  size_t directory = strlen(args.path), name = strlen(args.name);
+  _Static_assert(sizeof args.path + sizeof args.name <= CXATTR_BTRFS_PLACE_MOST, "room");
+  memcpy(path, args.path, directory);
+  memcpy(path + directory, args.name, name + 1);
+  return 0;
+}
+
 // The inode item's flag bit for nodump: BTRFS_INODE_NODUMP in the kernel's
 // fs/btrfs/btrfs_inode.h, which is not a uapi header (chattr +d sets it:
 // checked with `btrfs inspect-internal dump-tree`).

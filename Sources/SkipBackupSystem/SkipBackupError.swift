@@ -115,6 +115,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The directory that holds `run --snapshot`'s snapshots belongs to
     /// another user, who could have put anything there.
     case snapshotDirectoryOfAnother
+    /// `run --snapshot` by an ordinary user of a ROOT with a btrfs
+    /// subvolume nested in it that another user owns: only its owner, or
+    /// root, may snapshot it.
+    case nestedSubvolumeOfAnother
     /// A save through a symbolic link that leads nowhere, or in a loop.
     case danglingSymbolicLink
     /// A link, file or FIFO that another user put in a sticky directory
@@ -265,6 +269,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .snapshotDirectoryOfAnother:
       return "belongs to another user, and run --snapshot keeps its snapshots only in a "
         + "directory of its own; remove or rename it"
+    case .nestedSubvolumeOfAnother:
+      return "a btrfs subvolume nested in a ROOT, which belongs to another user: only its "
+        + "owner, or root, may snapshot it, and the ROOT's snapshot holds it empty; run as "
+        + "root, or give -x to leave it out as the empty directory list -x lists; nothing was run"
     case .danglingSymbolicLink:
       return "a symbolic link to nothing: a save writes through a link only to a file that "
         + "exists, and never turns the link into a file"

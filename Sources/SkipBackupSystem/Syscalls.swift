@@ -809,6 +809,10 @@ package enum SnapshotFlag {
   package static let btrfsMagic = CXATTR_BTRFS_SUPER_MAGIC
   package static let subvolumeRootInode = CXATTR_BTRFS_SUBVOLUME_ROOT_INODE
   package static let readOnly = CXATTR_BTRFS_SUBVOL_RDONLY
+  /// Room for the subvolumes one call of ``system_btrfsSubvolumeChildren`` names.
+  package static let childrenMost = Int(CXATTR_BTRFS_CHILDREN_MOST)
+  /// Room for the path ``system_btrfsSubvolumePlace`` writes.
+  package static let placeMost = Int(CXATTR_BTRFS_PLACE_MOST)
 }
 
 /// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SNAP_CREATE_V2`,
@@ -843,6 +847,39 @@ package func system_btrfsSubvolumeGetFlags(_ fd: CInt, _ flags: UnsafeMutablePoi
 package func system_btrfsSubvolumeSetFlags(_ fd: CInt, _ flags: UInt64) -> CInt {
   var value = CUnsignedLongLong(flags)
   return mocked(.btrfsSubvolumeSetFlags) { cxattr_btrfs_subvolume_set_flags(fd, &value) }
+}
+
+/// The subvolumes made directly in the btrfs subvolume `fd` is in, from
+/// tree id `next` on: each one's tree id and the number of the directory
+/// holding it, `CXATTR_BTRFS_CHILDREN_MOST` at most; 1 when more follow, 0
+/// after the last, -1 with errno.
+///
+/// The corresponding C function is `ioctl(2)` with
+/// `BTRFS_IOC_GET_SUBVOL_ROOTREF`, through CXattr.
+package func system_btrfsSubvolumeChildren(
+  _ fd: CInt, _ next: inout UInt64, _ treeids: UnsafeMutablePointer<CUnsignedLongLong>,
+  _ dirids: UnsafeMutablePointer<CUnsignedLongLong>, _ count: inout CInt
+) -> CInt {
+  var from = CUnsignedLongLong(next)
+  defer { next = UInt64(from) }
+  return mocked(.btrfsSubvolumeChildren) {
+    cxattr_btrfs_subvolume_children(fd, &from, treeids, dirids, &count)
+  }
+}
+
+/// Where the subvolume `treeid`, made in the directory `dirid`, is below
+/// the subvolume's root `fd`, into `path` (`CXATTR_BTRFS_PLACE_MOST`
+/// bytes): the directory's path ("" or ending in "/") and the subvolume's
+/// name, NUL-terminated.
+///
+/// The corresponding C function is `ioctl(2)` with
+/// `BTRFS_IOC_INO_LOOKUP_USER`, through CXattr.
+package func system_btrfsSubvolumePlace(
+  _ fd: CInt, _ dirid: UInt64, _ treeid: UInt64, _ path: UnsafeMutablePointer<CChar>
+) -> CInt {
+  mocked(.btrfsSubvolumePlace) {
+    cxattr_btrfs_subvolume_place(fd, CUnsignedLongLong(dirid), CUnsignedLongLong(treeid), path)
+  }
 }
 
 /// One step of a search of the tree of the btrfs subvolume `fd` is in for

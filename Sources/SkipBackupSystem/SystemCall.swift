@@ -35,6 +35,8 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case btrfsSubvolumeGetFlags = "ioctl(BTRFS_IOC_SUBVOL_GETFLAGS)"
   case btrfsSubvolumeSetFlags = "ioctl(BTRFS_IOC_SUBVOL_SETFLAGS)"
   case btrfsTreeSearch = "ioctl(BTRFS_IOC_TREE_SEARCH_V2)"
+  case btrfsSubvolumeChildren = "ioctl(BTRFS_IOC_GET_SUBVOL_ROOTREF)"
+  case btrfsSubvolumePlace = "ioctl(BTRFS_IOC_INO_LOOKUP_USER)"
   case fork, kill, sigprocmask, sigwaitinfo
   case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
   case openTree = "open_tree"

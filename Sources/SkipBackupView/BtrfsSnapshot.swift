@@ -43,6 +43,75 @@ struct BtrfsSubvolume {
     return (BtrfsSubvolume(root: FilePath(bytes: candidate), mountID: start.mountID), inside)
   }
 
+  /// The subvolumes nested below `root`, a canonical directory on btrfs:
+  /// each one's root directory, a subvolume before those nested in it. A
+  /// snapshot holds each as an empty directory (the kernel's placeholder,
+  /// inode 2), where the live view, which reads the one filesystem, shows
+  /// it whole. Found from the tree's own records (each subvolume's
+  /// children, and where each was made), which any user may read, so no
+  /// walk of the live tree is needed. One that the kernel names at a path
+  /// where something else is now (a filesystem mounted over it, a rename
+  /// since) is not there for users either, and is left out.
+  static func nested(below root: FilePath) throws(SkipBackupError) -> [FilePath] {
+    let (holding, _) = try Self.holding(root)
+    var found: [FilePath] = []
+    var pending = [holding.root]
+    while !pending.isEmpty {
+      let parent = pending.removeFirst()
+      for child in try children(of: parent) {
+        guard path(child.bytes[...], below: root.bytes) != nil,
+          let place = try? ItemPlace(of: child),
+          place.inode == SnapshotFlag.subvolumeRootInode, place.mountID == holding.mountID
+        else { continue }
+        found.append(child)
+        pending.append(child)
+      }
+    }
+    return found
+  }
+
+  /// The subvolumes made directly in the subvolume whose root is `parent`.
+  private static func children(of parent: FilePath) throws(SkipBackupError) -> [FilePath] {
+    let opened = try check(.openat, parent) {
+      parent.withCString {
+        system_openat(
+          MountFlag.atWorkingDirectory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+    defer { _ = system_close(opened) }
+    var places: [(treeid: UInt64, dirid: UInt64)] = []
+    let most = SnapshotFlag.childrenMost
+    var treeids = [CUnsignedLongLong](repeating: 0, count: most)
+    var dirids = treeids
+    var next: UInt64 = 0
+    while true {
+      var count: CInt = 0
+      let more = try check(.btrfsSubvolumeChildren, parent) {
+        system_btrfsSubvolumeChildren(opened, &next, &treeids, &dirids, &count)
+      }
+      for index in 0..<Int(count) {
+        places.append((UInt64(treeids[index]), UInt64(dirids[index])))
+      }
+      if more == 0 { break }
+    }
+    var children: [FilePath] = []
+    var buffer = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
+    for place in places {
+      switch valueOrErrno({
+        system_btrfsSubvolumePlace(opened, place.dirid, place.treeid, &buffer)
+      }) {
+      case .success:
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        children.append(parent.appending(bytes: bytes))
+      // Deleted since its record was read.
+      case .failure(.noSuchFileOrDirectory): continue
+      case .failure(let errno):
+        throw SkipBackupError(.btrfsSubvolumePlace, errno, path: parent)
+      }
+    }
+    return children
+  }
+
   /// Refuses an ordinary user a snapshot that could not be deleted: the
   /// kernel lets anyone but root delete a subvolume only on a filesystem
   /// mounted with `user_subvol_rm_allowed` (fs/btrfs/ioctl.c,

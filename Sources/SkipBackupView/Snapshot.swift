@@ -65,25 +65,33 @@ package final class SnapshotSet {
   /// Freezes each of `roots` (canonical directories), as `privilege` may.
   /// Several ROOTs on one subvolume share its snapshot.
   package init(_ roots: [FilePath], privilege: MountNamespace.Privilege) throws(SkipBackupError) {
+    var taken: [Snapshot] = []
     var frozen: [FrozenRoot] = []
-    for root in roots {
-      switch try SnapshotKind.of(root) {
-      case .btrfs:
-        let (subvolume, inside) = try BtrfsSubvolume.holding(root)
-        let index: Int
-        if let shared = snapshots.firstIndex(where: { $0.source == subvolume.root }) {
-          index = shared
-        } else {
-          snapshots.append(try Snapshot(of: subvolume, for: root, privilege: privilege))
-          index = snapshots.count - 1
+    do throws(SkipBackupError) {
+      for root in roots {
+        switch try SnapshotKind.of(root) {
+        case .btrfs:
+          let (subvolume, inside) = try BtrfsSubvolume.holding(root)
+          let index: Int
+          if let shared = taken.firstIndex(where: { $0.source == subvolume.root }) {
+            index = shared
+          } else {
+            taken.append(try Snapshot(of: subvolume, for: root, privilege: privilege))
+            index = taken.count - 1
+          }
+          frozen.append(
+            FrozenRoot(
+              path: root, real: taken[index].path.appending(bytes: inside), snapshot: index,
+              inside: inside))
+          try taken[index].confirm(inside, holds: root)
         }
-        frozen.append(
-          FrozenRoot(
-            path: root, real: snapshots[index].path.appending(bytes: inside), snapshot: index,
-            inside: inside))
-        try snapshots[index].confirm(inside, holds: root)
       }
+    } catch {
+      // A ROOT that cannot be frozen leaves none of the others' snapshots.
+      for snapshot in taken { _ = try? snapshot.delete() }
+      throw error
     }
+    snapshots = taken
     self.roots = frozen
   }
 
@@ -215,6 +223,11 @@ package final class Snapshot {
         "\(path): only the owner of the btrfs subvolume that holds it, or root, may snapshot it \(detail); nothing was run"
     case (.btrfsSnapshotCreate, _):
       return "\(path): cannot take a btrfs snapshot \(detail); nothing was run"
+    case (.btrfsSubvolumeChildren, _), (.btrfsSubvolumePlace, _):
+      return
+        "\(path): the btrfs subvolumes nested in it cannot be found \(detail), so their own "
+        + "snapshots cannot be taken; give -x to leave them out as the empty directories "
+        + "list -x lists; nothing was run"
     case (.btrfsSnapshotDestroy, _), (.btrfsSubvolumeSetFlags, _), (.btrfsSubvolumeGetFlags, _):
       return
         "\(path): this snapshot could not be deleted \(detail); the next run --snapshot on its subvolume tries again"

@@ -90,7 +90,9 @@ package struct ViewRun: Sendable {
 
     // The snapshots, once the sweep has marked what it marks: from here on
     // each ROOT is read in its snapshot.
-    let snapshots = try snapshot ? takeSnapshots(&viewRoots, diagnostics) : nil
+    var hiddenSubvolumes: [FilePath] = []
+    let snapshots =
+      try snapshot ? takeSnapshots(&viewRoots, hidden: &hiddenSubvolumes, diagnostics) : nil
     // A snapshot does not change; a live ROOT is watched from before its
     // walk until COMMAND starts.
     var watch =
@@ -116,6 +118,13 @@ package struct ViewRun: Sendable {
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
       var found = run.visitors.flatMap(\.hidden)
+      // A marked subvolume nested in this ROOT, held empty by its snapshot.
+      for subvolume in hiddenSubvolumes
+      where viewRoots.indices.last(where: {
+        path(subvolume.bytes[...], below: viewRoots[$0].path.bytes) != nil
+      }) == index {
+        found.append(Array(path(subvolume.bytes[...], below: viewRoots[index].path.bytes)!))
+      }
       // A subvolume's root shows no snapshot directory, nor anything marked in it.
       if let snapshots, snapshots.roots[index].inside.isEmpty {
         let name = SnapshotDirectory.name
@@ -128,9 +137,10 @@ package struct ViewRun: Sendable {
       var hidden: [[UInt8]] = []
       for path in sorted where hidden.last != path { hidden.append(path) }
       viewRoots[index].hidden = hidden
-      viewRoots[index].emptied = Set(run.visitors.flatMap(\.otherFilesystems)).sorted {
-        $0.lexicographicallyPrecedes($1)
-      }
+      // A marked subvolume's placeholder is hidden, not emptied.
+      viewRoots[index].emptied = Set(run.visitors.flatMap(\.otherFilesystems)).filter {
+        !hidden.contains($0)
+      }.sorted { $0.lexicographicallyPrecedes($1) }
       if spared {
         unwarmed.append(SnapshotWarming.Root(path: viewRoots[index].real, hidden: hidden))
       }
@@ -263,10 +273,44 @@ package struct ViewRun: Sendable {
 
   /// Takes the snapshots of the ROOTs' subvolumes (``SnapshotSet``), and
   /// points each ROOT's view at its snapshot.
-  private func takeSnapshots(_ roots: inout [ViewRoot], _ diagnostics: Diagnostics)
-    throws(ReportedFailure) -> SnapshotSet
-  {
+  ///
+  /// Without -x, a subvolume nested below a ROOT is frozen too, as a ROOT
+  /// of its own whose view is mounted inside the ROOT's: the live view
+  /// shows it whole, and the ROOT's snapshot holds it empty. With -x it
+  /// stays the empty directory `list -x` lists. Either way one that is
+  /// marked (its mark is on its own root, which the snapshot does not
+  /// hold) is added to `hidden`, to be hidden from the view it is in, and
+  /// one below a marked directory is left to the walk, which hides that.
+  /// Those inside `.skipbackup-snapshots` are other runs' snapshots.
+  private func takeSnapshots(
+    _ roots: inout [ViewRoot], hidden: inout [FilePath], _ diagnostics: Diagnostics
+  ) throws(ReportedFailure) -> SnapshotSet {
     do throws(SkipBackupError) {
+      for root in roots where try SnapshotKind.of(root.path) == .btrfs {
+        var seen: [FilePath] = []
+        for nested in try BtrfsSubvolume.nested(below: root.path) {
+          let names = nested.bytes.split(separator: UInt8(ascii: "/"))
+          let isBelowSeen = seen.contains { path(nested.bytes[...], below: $0.bytes) != nil }
+          seen.append(nested)
+          guard !names.contains(where: { $0.elementsEqual(SnapshotDirectory.name) }),
+            !(oneFileSystem && isBelowSeen), !roots.contains(where: { $0.path == nested }),
+            !hidden.contains(where: { path(nested.bytes[...], isOrIsBelow: $0.bytes) }),
+            try mechanisms.markedAncestor(of: nested, followSymbolicLinks: false) == nil
+          else { continue }
+          let item = FileItem(path: nested, followSymbolicLinks: false)
+          if try !mechanisms.marks(on: item).isEmpty {
+            hidden.append(nested)
+          } else if !oneFileSystem {
+            // The kernel lets only its owner snapshot a subvolume (fs/btrfs/ioctl.c).
+            if case .user = MountNamespace.Privilege.current,
+              try item.status().st_uid != system_geteuid()
+            {
+              throw SkipBackupError(refusing: .nestedSubvolumeOfAnother, path: nested)
+            }
+            roots.append(ViewRoot(path: nested, hidden: []))
+          }
+        }
+      }
       let snapshots = try SnapshotSet(roots.map(\.path), privilege: .current)
       for (index, frozen) in snapshots.roots.enumerated() { roots[index].real = frozen.real }
       return snapshots

@@ -512,6 +512,96 @@ import TestSupport
     #expect(try image.subvolumes() == subvolumes)
   }
 
+  /// A subvolume nested in ROOT, which the ROOT's snapshot holds empty, is
+  /// frozen too, as the live view shows it: its own snapshot, mounted
+  /// inside, its marks honoured, what is nested in it too; one that is
+  /// marked is hidden, and none leaves a snapshot. With -x each is the
+  /// empty directory `list -x` lists. A file written into one while
+  /// COMMAND runs is not seen.
+  @Test func aNestedSubvolumeIsFrozenWithItsRoot() throws {
+    let image = try BtrfsImage()
+    let home = try image.subvolume("home")
+    let elsewhere = image.directory.path + "/again"
+    try image.bind(at: elsewhere)
+    let script = #"""
+      H=$1
+      mkdir "$H/d" && echo a >"$H/d/a" && btrfs -q subvolume create "$H/d/vm" &&
+        echo disk >"$H/d/vm/disk" && echo s >"$H/d/vm/secret" &&
+        btrfs -q subvolume create "$H/d/vm/deeper" && echo deep >"$H/d/vm/deeper/f" &&
+        btrfs -q subvolume create "$H/marked" && echo m >"$H/marked/m" &&
+        "$SB" mark "$H/d/vm/secret" "$H/marked" || exit 9
+      "$SB" list --included "$H" | sort >"$T/listed"
+      "$SB" list -x --included "$H" | sort >"$T/listed-x"
+      for x in "" -x; do
+        "$SB" run -q --snapshot $x "$H" -- sh -c '
+          echo new >"$3/home/d/vm/new"; find "$1" | sort >"$2/viewed$4"' \
+          sh "$H" "$T" "$AGAIN" "$x"
+        echo "status $?"
+        rm "$AGAIN/home/d/vm/new"
+        cmp "$T/viewed$x" "$T/listed$x" && echo "same as list $x"
+      done
+      """#
+    let directory = try TemporaryDirectory()
+    let subvolumes = try image.subvolumes().count
+    let result = run(
+      ["sh", "-c", Argument(script), "sh", Argument(home)],
+      environment: ["SB": skipbackupPath, "T": directory.path, "AGAIN": elsewhere])
+    #expect(
+      result.lines == ["status 0", "same as list ", "status 0", "same as list -x"], "\(result)")
+    let viewed = try String(contentsOfFile: directory.path + "/viewed", encoding: .utf8)
+    #expect(viewed.contains("/d/vm/disk\n") && viewed.contains("/d/vm/deeper/f\n"), "\(viewed)")
+    #expect(!viewed.contains("secret") && !viewed.contains("marked") && !viewed.contains("new"))
+    let dashX = try String(contentsOfFile: directory.path + "/viewed-x", encoding: .utf8)
+    #expect(dashX.contains("/d/vm\n") && !dashX.contains("/d/vm/"), "\(dashX)")
+    // The image's three subvolumes, and no snapshot.
+    #expect(try image.subvolumes().count == subvolumes + 3)
+
+    // The nested subvolume's snapshot refused (forced), or the nested
+    // subvolumes not found: one line, nothing run, no snapshot left.
+    let before = try image.subvolumes()
+    for (forced, says) in [
+      ("ioctl(BTRFS_IOC_SNAP_CREATE_V2):ENOSPC:2:1", "no space left"),
+      ("ioctl(BTRFS_IOC_INO_LOOKUP_USER):EACCES", "nested in it cannot be found"),
+    ] {
+      let refused = run(
+        [Argument(skipbackupPath), "run", "-q", "--snapshot", Argument(home), "--", "echo", "ran"],
+        environment: ["SKIPBACKUP_FORCE_ERRNO": forced])
+      #expect(refused.status == 1 && refused.output.isEmpty, "\(refused)")
+      #expect(refused.errors.split(separator: "\n").count == 1, "\(refused)")
+      #expect(refused.errors.contains(says), "\(refused)")
+      #expect(try image.subvolumes() == before, "\(forced)")
+    }
+  }
+
+  /// An ordinary user's nested subvolume is frozen with their ROOT; one
+  /// that another user owns, which only its owner may snapshot, is refused
+  /// in one line before any snapshot is taken, unless -x leaves it out.
+  @Test func anOrdinaryUsersNestedSubvolumeOfAnotherIsRefused() throws {
+    let image = try BtrfsImage(options: ["user_subvol_rm_allowed"])
+    chmod(image.directory.path, 0o755)
+    let home = try image.subvolume("home", owner: "nobody:nogroup")
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(home + "/mine")]))
+    Make.file(Bytes(home + "/mine/kept"))
+    try check(run(["chown", "-R", "nobody:nogroup", Argument(home)]))
+    let frozen = skipbackup(
+      "run", "-q", "--snapshot", Argument(home), "--", "find", Argument(home + "/mine"),
+      asNobody: true)
+    #expect(frozen.lines == [home + "/mine", home + "/mine/kept"], "\(frozen)")
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(home + "/theirs")]))
+    let subvolumes = try image.subvolumes()
+    let refused = skipbackup(
+      "run", "-q", "--snapshot", Argument(home), "--", "echo", "ran", asNobody: true)
+    #expect(refused.status == 1 && refused.output.isEmpty, "\(refused)")
+    #expect(refused.errors.split(separator: "\n").count == 1, "\(refused)")
+    #expect(refused.errors.contains(home + "/theirs: a btrfs subvolume nested"), "\(refused)")
+    #expect(try image.subvolumes() == subvolumes)
+    let dashX = skipbackup(
+      "run", "-q", "-x", "--snapshot", Argument(home), "--", "find", Argument(home + "/theirs"),
+      asNobody: true)
+    #expect(dashX.lines == [home + "/theirs"], "\(dashX)")
+    #expect(try image.subvolumes() == subvolumes)
+  }
+
   /// `.skipbackup-snapshots` is out of every backup of the live tree, by
   /// each tool's own rule as well as by `run`'s: the Apple attributes and
   /// the xdg one (getfattr), nodump (lsattr), a CACHEDIR.TAG (tar

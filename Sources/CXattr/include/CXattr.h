@@ -148,6 +148,23 @@ int cxattr_btrfs_snapshot_destroy(int parent, const char *name);
 // delete it (the kernel's permission check asks for write access to it).
 int cxattr_btrfs_subvolume_get_flags(int fd, unsigned long long *flags);
 int cxattr_btrfs_subvolume_set_flags(int fd, const unsigned long long *flags);
+// BTRFS_IOC_GET_SUBVOL_ROOTREF (any user): the subvolumes made directly in
+// the subvolume `fd` is in, by tree id from *next on: writes each one's tree
+// id and the number of the directory that holds it (room for
+// CXATTR_BTRFS_CHILDREN_MOST each), sets *count and *next. Returns 1 when
+// more follow (call again), 0 after the last, or -1 with errno.
+#define CXATTR_BTRFS_CHILDREN_MOST 255
+int cxattr_btrfs_subvolume_children(int fd, unsigned long long *next,
+                                    unsigned long long *treeids, unsigned long long *dirids,
+                                    int *count);
+// BTRFS_IOC_INO_LOOKUP_USER (any user who may search each directory on the
+// way): where the subvolume `treeid`, made in the directory `dirid`, is
+// below the subvolume's root `fd`: that directory's path from it, "" or
+// ending in "/", then the subvolume's name, NUL-terminated in `path` (room
+// for CXATTR_BTRFS_PLACE_MOST). 0, or -1 with errno.
+#define CXATTR_BTRFS_PLACE_MOST 4096
+int cxattr_btrfs_subvolume_place(int fd, unsigned long long dirid, unsigned long long treeid,
+                                 char *path);
 // BTRFS_IOC_TREE_SEARCH_V2 (CAP_SYS_ADMIN) over the tree of the subvolume
 // `fd` is in, which reads its items without bringing an inode into memory,
 // one call a step, over the objectids from `first` to `last` (set by
