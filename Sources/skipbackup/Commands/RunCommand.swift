@@ -33,9 +33,11 @@ struct RunCommand: ParsableCommand {
       subvolume that holds it (one for the ROOTs on one subvolume) is walked instead of the \
       live tree and shown at ROOT's own path, so COMMAND sees one instant of each ROOT, \
       without what was marked at that instant, and nothing that changes while it runs: a \
-      consistent backup, marks or not. What is mounted below a ROOT, and a subvolume inside \
-      it, shows as the empty directory the snapshot holds. The snapshot is kept in \
-      SUBVOLUME/.skipbackup-snapshots, which the view hides, and deleted when COMMAND ends; \
+      consistent backup, marks or not. A btrfs subvolume nested below a ROOT is frozen too, in \
+      a snapshot of its own (with -x it is the empty directory list -x lists); what another \
+      filesystem mounts below a ROOT is not frozen, and shows as an empty directory, a \
+      mounted file as it is. Each snapshot is kept in SUBVOLUME/.skipbackup-snapshots, which \
+      is marked excluded by every mechanism, and deleted when COMMAND ends; \
       one left by a run that was killed is deleted by the next run --snapshot on that \
       subvolume. Root may snapshot any subvolume; anyone else only their own, on a \
       filesystem mounted with user_subvol_rm_allowed. A ROOT that cannot be snapshotted (not \
@@ -52,9 +54,10 @@ struct RunCommand: ParsableCommand {
       caches and keys while the backup reads the view. As root it works on any tree; anyone else runs in a user \
       namespace that maps them to themselves, where files of other owners show as the overflow \
       user (nobody); the kernel lets no such view cover a mount, so a ROOT with a filesystem \
-      mounted below it is refused. A ROOT that is excluded, or below a marked directory, is an \
-      error. Without -x a filesystem mounted below a ROOT gets a view of its own, its marks \
-      honoured; with -x it shows as the empty directory list -x lists. A file mounted on a file \
+      mounted below it is refused (with --snapshot it is not: a snapshot holds no mount). A \
+      ROOT that is excluded, or below a marked directory, is an error. Without -x a filesystem \
+      mounted below a ROOT gets a view of its own, its marks honoured; with -x it, and a btrfs \
+      subvolume nested in the ROOT's, shows as the empty directory list -x lists. A file mounted on a file \
       shows as the mounted file, its marks honoured. Each view has its real mount's nosuid, \
       nodev, noexec and atime options, and each directory the real one's inode flags (chattr \
       d, A, i, a). With ROOT /, COMMAND's root directory is the view, and /proc, /sys, /dev, \
@@ -75,7 +78,7 @@ struct RunCommand: ParsableCommand {
   @Flag(
     name: [.customShort("x"), .customLong("one-file-system")],
     help:
-      "Leave filesystems mounted below each ROOT out of the view: each shows as the empty directory it is mounted on (without -x, each is a view of its own, its marks honoured)."
+      "Leave filesystems mounted below each ROOT, and btrfs subvolumes nested in its own, out of the view: each shows as the empty directory list -x lists (without -x, each is a view of its own, its marks honoured)."
   )
   var oneFileSystem = false
 
