@@ -43,6 +43,21 @@ struct BtrfsSubvolume {
     return (BtrfsSubvolume(root: FilePath(bytes: candidate), mountID: start.mountID), inside)
   }
 
+  /// Whether the subvolume whose root is `root` is read-only (its
+  /// `BTRFS_SUBVOL_RDONLY` flag, which any user may read).
+  static func isReadOnly(_ root: FilePath) throws(SkipBackupError) -> Bool {
+    let opened = try check(.openat, root) {
+      root.withCString {
+        system_openat(
+          MountFlag.atWorkingDirectory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+    defer { _ = system_close(opened) }
+    var flags: UInt64 = 0
+    try check(.btrfsSubvolumeGetFlags, root) { system_btrfsSubvolumeGetFlags(opened, &flags) }
+    return flags & SnapshotFlag.readOnly != 0
+  }
+
   /// The subvolumes nested below `root`, a canonical directory on btrfs:
   /// each one's root directory, a subvolume before those nested in it. A
   /// snapshot holds each as an empty directory (the kernel's placeholder,

@@ -123,36 +123,63 @@ package final class SnapshotSet {
 
 /// One snapshot a run took, of the subvolume `source`, at `path`; held
 /// (the lock of ``SnapshotDirectory``) until it is deleted or the process
-/// ends.
+/// ends. A read-only subvolume (a snapper or `btrfs receive` snapshot) is
+/// frozen already: it is its own snapshot, nothing is taken, held or
+/// deleted, and nothing is written in it, which could not be.
 package final class Snapshot {
   package let kind: SnapshotKind
   /// The live directory it is a snapshot of: the subvolume's root.
   package let source: FilePath
-  /// Where the snapshot is: `SOURCE/.skipbackup-snapshots/NAME`.
+  /// Where the snapshot is: `SOURCE/.skipbackup-snapshots/NAME`, or
+  /// `SOURCE` itself when it is read-only.
   package let path: FilePath
   /// The snapshot's root, open.
   package let descriptor: CInt
-  private let directory: SnapshotDirectory
-  private let name: [UInt8]
-  /// This run's lock on the snapshot, shared.
-  private let lock: CInt
+  /// What this run took; `nil` for a read-only subvolume.
+  private let taken: Taken?
+
+  /// A snapshot this run made: its directory, name, and this run's lock on
+  /// it, shared.
+  private final class Taken {
+    let directory: SnapshotDirectory
+    let name: [UInt8]
+    let lock: CInt
+    init(directory: consuming SnapshotDirectory, name: [UInt8], lock: CInt) {
+      self.directory = directory
+      self.name = name
+      self.lock = lock
+    }
+    deinit { _ = system_close(lock) }
+  }
 
   fileprivate init(
     of subvolume: BtrfsSubvolume, for root: FilePath, privilege: MountNamespace.Privilege
   ) throws(SkipBackupError) {
-    if case .user = privilege { try subvolume.requireUserDeletion(naming: root) }
     kind = .btrfs
     source = subvolume.root
-    directory = try SnapshotDirectory(in: subvolume, naming: root)
-    (name, lock) = try directory.takeSnapshot(of: subvolume, naming: root)
+    if try BtrfsSubvolume.isReadOnly(subvolume.root) {
+      let frozen = subvolume.root
+      path = frozen
+      descriptor = try check(.openat, frozen) {
+        frozen.withCString {
+          system_openat(
+            MountFlag.atWorkingDirectory, $0,
+            MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+        }
+      }
+      taken = nil
+      return
+    }
+    if case .user = privilege { try subvolume.requireUserDeletion(naming: root) }
+    let directory = try SnapshotDirectory(in: subvolume, naming: root)
+    let (name, lock) = try directory.takeSnapshot(of: subvolume, naming: root)
     path = directory.path.appending(bytes: name)
-    descriptor = try directory.openSnapshot(name, naming: root)
+    let taken = Taken(directory: directory, name: name, lock: lock)
+    self.taken = taken
+    descriptor = try taken.directory.openSnapshot(name, naming: root)
   }
 
-  deinit {
-    _ = system_close(descriptor)
-    _ = system_close(lock)
-  }
+  deinit { _ = system_close(descriptor) }
 
   /// Checks that the snapshot holds `root` at `inside`: the same inode
   /// (btrfs keeps inode numbers in a snapshot), so that a ROOT renamed or
@@ -197,13 +224,15 @@ package final class Snapshot {
 
   /// See ``SnapshotSet/holdForCommand()``.
   func holdForCommand() throws(SkipBackupError) {
-    try directory.holdForCommand(name)
+    guard let taken else { return }
+    try taken.directory.holdForCommand(taken.name)
   }
 
   /// Deletes the snapshot, unless a process COMMAND started still holds it
   /// (then `false`: the next run deletes it).
   func delete() throws(SkipBackupError) -> Bool {
-    try directory.deleteOwn(name, lock: lock)
+    guard let taken else { return true }
+    return try taken.directory.deleteOwn(taken.name, lock: taken.lock)
   }
 
   /// One line for a failure to take, read or delete a snapshot.

@@ -303,7 +303,8 @@ package struct ViewRun: Sendable {
           } else if !oneFileSystem {
             // The kernel lets only its owner snapshot a subvolume (fs/btrfs/ioctl.c).
             if case .user = MountNamespace.Privilege.current,
-              try item.status().st_uid != system_geteuid()
+              try item.status().st_uid != system_geteuid(),
+              try !BtrfsSubvolume.isReadOnly(nested)
             {
               throw SkipBackupError(refusing: .nestedSubvolumeOfAnother, path: nested)
             }

@@ -529,7 +529,8 @@ import TestSupport
         echo disk >"$H/d/vm/disk" && echo s >"$H/d/vm/secret" &&
         btrfs -q subvolume create "$H/d/vm/deeper" && echo deep >"$H/d/vm/deeper/f" &&
         btrfs -q subvolume create "$H/marked" && echo m >"$H/marked/m" &&
-        "$SB" mark "$H/d/vm/secret" "$H/marked" || exit 9
+        "$SB" mark "$H/d/vm/secret" "$H/marked" &&
+        btrfs -q subvolume snapshot -r "$H/d/vm/deeper" "$H/d/frozen" || exit 9
       "$SB" list --included "$H" | sort >"$T/listed"
       "$SB" list -x --included "$H" | sort >"$T/listed-x"
       for x in "" -x; do
@@ -550,11 +551,13 @@ import TestSupport
       result.lines == ["status 0", "same as list ", "status 0", "same as list -x"], "\(result)")
     let viewed = try String(contentsOfFile: directory.path + "/viewed", encoding: .utf8)
     #expect(viewed.contains("/d/vm/disk\n") && viewed.contains("/d/vm/deeper/f\n"), "\(viewed)")
+    // A read-only subvolume is its own snapshot: shown, nothing written in it.
+    #expect(viewed.contains("/d/frozen/f\n"), "\(viewed)")
     #expect(!viewed.contains("secret") && !viewed.contains("marked") && !viewed.contains("new"))
     let dashX = try String(contentsOfFile: directory.path + "/viewed-x", encoding: .utf8)
     #expect(dashX.contains("/d/vm\n") && !dashX.contains("/d/vm/"), "\(dashX)")
-    // The image's three subvolumes, and no snapshot.
-    #expect(try image.subvolumes().count == subvolumes + 3)
+    // The image's four subvolumes, and no snapshot.
+    #expect(try image.subvolumes().count == subvolumes + 4)
 
     // The nested subvolume's snapshot refused (forced), or the nested
     // subvolumes not found: one line, nothing run, no snapshot left.
@@ -573,9 +576,10 @@ import TestSupport
     }
   }
 
-  /// An ordinary user's nested subvolume is frozen with their ROOT; one
-  /// that another user owns, which only its owner may snapshot, is refused
-  /// in one line before any snapshot is taken, unless -x leaves it out.
+  /// An ordinary user's nested subvolume is frozen with their ROOT, and a
+  /// read-only one of another user's shown as it is; a writable one that
+  /// another user owns, which only its owner may snapshot, is refused in
+  /// one line before any snapshot is taken, unless -x leaves it out.
   @Test func anOrdinaryUsersNestedSubvolumeOfAnotherIsRefused() throws {
     let image = try BtrfsImage(options: ["user_subvol_rm_allowed"])
     chmod(image.directory.path, 0o755)
@@ -583,10 +587,21 @@ import TestSupport
     try check(run(["btrfs", "-q", "subvolume", "create", Argument(home + "/mine")]))
     Make.file(Bytes(home + "/mine/kept"))
     try check(run(["chown", "-R", "nobody:nogroup", Argument(home)]))
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(home + "/source")]))
+    Make.file(Bytes(home + "/source/r"))
+    try check(
+      run([
+        "btrfs", "-q", "subvolume", "snapshot", "-r", Argument(home + "/source"),
+        Argument(home + "/mine/frozen"),
+      ]))
+    try check(run(["btrfs", "-q", "subvolume", "delete", Argument(home + "/source")]))
     let frozen = skipbackup(
       "run", "-q", "--snapshot", Argument(home), "--", "find", Argument(home + "/mine"),
       asNobody: true)
-    #expect(frozen.lines == [home + "/mine", home + "/mine/kept"], "\(frozen)")
+    #expect(
+      frozen.lines.sorted() == [
+        home + "/mine", home + "/mine/frozen", home + "/mine/frozen/r", home + "/mine/kept",
+      ], "\(frozen)")
     try check(run(["btrfs", "-q", "subvolume", "create", Argument(home + "/theirs")]))
     let subvolumes = try image.subvolumes()
     let refused = skipbackup(
