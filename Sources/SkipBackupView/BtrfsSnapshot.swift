@@ -14,7 +14,7 @@ import SystemPackage
 /// source with `EINVAL`). A subvolume nested inside has a device of its
 /// own, so the nearest directory at or above ROOT with inode 256, on ROOT's
 /// device and reached through ROOT's mount, is its subvolume's root.
-struct BtrfsSubvolume {
+package struct BtrfsSubvolume {
   /// The subvolume's root directory, as this namespace reaches it.
   let root: FilePath
   /// The mount through which it is reached, for its options.
@@ -67,7 +67,7 @@ struct BtrfsSubvolume {
   /// walk of the live tree is needed. One that the kernel names at a path
   /// where something else is now (a filesystem mounted over it, a rename
   /// since) is not there for users either, and is left out.
-  static func nested(below root: FilePath) throws(SkipBackupError) -> [FilePath] {
+  package static func nested(below root: FilePath) throws(SkipBackupError) -> [FilePath] {
     let (holding, _) = try Self.holding(root)
     var found: [FilePath] = []
     var pending = [holding.root]

@@ -52,4 +52,29 @@ struct SnapshotSetTests {
     #expect(streams.errorText.isEmpty, "\(streams.description)")
     #expect(try image.subvolumes() == before)
   }
+
+  /// The subvolumes nested below a ROOT, from btrfs's own records: a
+  /// subvolume before those nested in it, names as bytes (a newline, a
+  /// byte that is no UTF-8), none outside the ROOT.
+  @Test func nestedSubvolumesAreFoundBelowTheRoot() throws {
+    let image = try BtrfsImage()
+    let home = try image.subvolume("home")
+    let odd = "in/odd\nname\u{00e9}"
+    let script = #"""
+      cd "$1" && mkdir -p in/d out && btrfs -q subvolume create "$2" &&
+        btrfs -q subvolume create "$2/deeper" &&
+        btrfs -q subvolume create "in/d/$(printf 'x\377')" && btrfs -q subvolume create out/x
+      """#
+    let made = run(["sh", "-c", Argument(script), "sh", Argument(home), Argument(odd)])
+    try #require(made.status == 0, "\(made)")
+    let found = try BtrfsSubvolume.nested(below: FilePath(home + "/in")).map(\.bytes)
+    let deeper = Array((home + "/" + odd + "/deeper").utf8)
+    #expect(
+      Set(found) == [
+        Array((home + "/in/d/x").utf8) + [0xFF], Array((home + "/" + odd).utf8), deeper,
+      ],
+      "\(found)")
+    #expect(found.last == deeper, "\(found)")
+    #expect(try BtrfsSubvolume.nested(below: FilePath(home + "/out/x")).isEmpty)
+  }
 }
