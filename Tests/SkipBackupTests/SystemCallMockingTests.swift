@@ -214,6 +214,15 @@ import Testing
           var inode: CUnsignedLongLong = 0
           var done: CInt = 0
           return outcome(CInt(system_btrfsInodeSearchStep(-1, search, &inode, &done)))
+        case .btrfsSubvolumeChildren:
+          var next: UInt64 = 0
+          var count: CInt = 0
+          var treeids = [CUnsignedLongLong](repeating: 0, count: SnapshotFlag.childrenMost)
+          var dirids = treeids
+          return outcome(system_btrfsSubvolumeChildren(-1, &next, &treeids, &dirids, &count))
+        case .btrfsSubvolumePlace:
+          var path = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
+          return outcome(system_btrfsSubvolumePlace(-1, 256, 257, &path))
         case .fork:
           // Should the driver not be asked, the child ends at once and is waited for.
           let pid = system_fork()
