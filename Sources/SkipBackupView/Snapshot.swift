@@ -76,7 +76,15 @@ package final class SnapshotSet {
           if let shared = taken.firstIndex(where: { $0.source == subvolume.root }) {
             index = shared
           } else {
-            taken.append(try Snapshot(of: subvolume, for: root, privilege: privilege))
+            // Kept beside the snapshot of a ROOT this one is inside, on the
+            // same mount (a subvolume nested in it): nothing is written in
+            // the nested subvolume (a container's layer, say).
+            let keeper = frozen.last {
+              path(root.bytes[...], below: $0.path.bytes) != nil
+                && taken[$0.snapshot].store?.mountID == subvolume.mountID
+            }.flatMap { taken[$0.snapshot].store }
+            taken.append(
+              try Snapshot(of: subvolume, for: root, keptIn: keeper, privilege: privilege))
             index = taken.count - 1
           }
           frozen.append(
@@ -121,6 +129,19 @@ package final class SnapshotSet {
   }
 }
 
+/// The directory a run keeps snapshots in (``SnapshotDirectory``), shared
+/// by the snapshots of the subvolumes nested in the one it is in.
+final class SnapshotStore {
+  let directory: SnapshotDirectory
+  /// The mount through which the subvolume it is in was reached: a
+  /// snapshot is made on the filesystem of its source.
+  let mountID: UInt64
+  init(directory: consuming SnapshotDirectory, mountID: UInt64) {
+    self.directory = directory
+    self.mountID = mountID
+  }
+}
+
 /// One snapshot a run took, of the subvolume `source`, at `path`; held
 /// (the lock of ``SnapshotDirectory``) until it is deleted or the process
 /// ends. A read-only subvolume (a snapper or `btrfs receive` snapshot) is
@@ -130,30 +151,36 @@ package final class Snapshot {
   package let kind: SnapshotKind
   /// The live directory it is a snapshot of: the subvolume's root.
   package let source: FilePath
-  /// Where the snapshot is: `SOURCE/.skipbackup-snapshots/NAME`, or
-  /// `SOURCE` itself when it is read-only.
+  /// Where the snapshot is: `SOURCE/.skipbackup-snapshots/NAME` (or that
+  /// of the subvolume it is nested in), or `SOURCE` itself when it is
+  /// read-only.
   package let path: FilePath
   /// The snapshot's root, open.
   package let descriptor: CInt
   /// What this run took; `nil` for a read-only subvolume.
   private let taken: Taken?
+  /// Where it is kept; `nil` for a read-only subvolume.
+  var store: SnapshotStore? { taken?.store }
 
-  /// A snapshot this run made: its directory, name, and this run's lock on
-  /// it, shared.
+  /// A snapshot this run made: where, its name, and this run's lock on it,
+  /// shared.
   private final class Taken {
-    let directory: SnapshotDirectory
+    let store: SnapshotStore
     let name: [UInt8]
     let lock: CInt
-    init(directory: consuming SnapshotDirectory, name: [UInt8], lock: CInt) {
-      self.directory = directory
+    init(store: SnapshotStore, name: [UInt8], lock: CInt) {
+      self.store = store
       self.name = name
       self.lock = lock
     }
     deinit { _ = system_close(lock) }
   }
 
+  /// A snapshot of `subvolume`, kept in `keeper` when given, else in the
+  /// subvolume's own `.skipbackup-snapshots`.
   fileprivate init(
-    of subvolume: BtrfsSubvolume, for root: FilePath, privilege: MountNamespace.Privilege
+    of subvolume: BtrfsSubvolume, for root: FilePath, keptIn keeper: SnapshotStore?,
+    privilege: MountNamespace.Privilege
   ) throws(SkipBackupError) {
     kind = .btrfs
     source = subvolume.root
@@ -171,12 +198,18 @@ package final class Snapshot {
       return
     }
     if case .user = privilege { try subvolume.requireUserDeletion(naming: root) }
-    let directory = try SnapshotDirectory(in: subvolume, naming: root)
-    let (name, lock) = try directory.takeSnapshot(of: subvolume, naming: root)
-    path = directory.path.appending(bytes: name)
-    let taken = Taken(directory: directory, name: name, lock: lock)
+    let store: SnapshotStore
+    if let keeper {
+      store = keeper
+    } else {
+      store = SnapshotStore(
+        directory: try SnapshotDirectory(in: subvolume, naming: root), mountID: subvolume.mountID)
+    }
+    let (name, lock) = try store.directory.takeSnapshot(of: subvolume, naming: root)
+    path = store.directory.path.appending(bytes: name)
+    let taken = Taken(store: store, name: name, lock: lock)
     self.taken = taken
-    descriptor = try taken.directory.openSnapshot(name, naming: root)
+    descriptor = try store.directory.openSnapshot(name, naming: root)
   }
 
   deinit { _ = system_close(descriptor) }
@@ -225,14 +258,14 @@ package final class Snapshot {
   /// See ``SnapshotSet/holdForCommand()``.
   func holdForCommand() throws(SkipBackupError) {
     guard let taken else { return }
-    try taken.directory.holdForCommand(taken.name)
+    try taken.store.directory.holdForCommand(taken.name)
   }
 
   /// Deletes the snapshot, unless a process COMMAND started still holds it
   /// (then `false`: the next run deletes it).
   func delete() throws(SkipBackupError) -> Bool {
     guard let taken else { return true }
-    return try taken.directory.deleteOwn(taken.name, lock: taken.lock)
+    return try taken.store.directory.deleteOwn(taken.name, lock: taken.lock)
   }
 
   /// One line for a failure to take, read or delete a snapshot.

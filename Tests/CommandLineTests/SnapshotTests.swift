@@ -541,14 +541,19 @@ import TestSupport
         rm "$AGAIN/home/d/vm/new"
         cmp "$T/viewed$x" "$T/listed$x" && echo "same as list $x"
       done
+      ls -A "$H/d/vm"
       """#
     let directory = try TemporaryDirectory()
     let subvolumes = try image.subvolumes().count
     let result = run(
       ["sh", "-c", Argument(script), "sh", Argument(home)],
       environment: ["SB": skipbackupPath, "T": directory.path, "AGAIN": elsewhere])
+    // Nothing written in the nested subvolume: its snapshot is kept in
+    // the ROOT's subvolume's .skipbackup-snapshots.
     #expect(
-      result.lines == ["status 0", "same as list ", "status 0", "same as list -x"], "\(result)")
+      result.lines == [
+        "status 0", "same as list ", "status 0", "same as list -x", "deeper", "disk", "secret",
+      ], "\(result)")
     let viewed = try String(contentsOfFile: directory.path + "/viewed", encoding: .utf8)
     #expect(viewed.contains("/d/vm/disk\n") && viewed.contains("/d/vm/deeper/f\n"), "\(viewed)")
     // A read-only subvolume is its own snapshot: shown, nothing written in it.

@@ -77,4 +77,32 @@ struct SnapshotSetTests {
     #expect(found.last == deeper, "\(found)")
     #expect(try BtrfsSubvolume.nested(below: FilePath(home + "/out/x")).isEmpty)
   }
+
+  /// A ROOT inside another on the same mount, in a subvolume of its own,
+  /// has its snapshot kept beside the other's: nothing is written in the
+  /// inner subvolume. A read-only subvolume is its own snapshot.
+  @Test func anInnerSubvolumesSnapshotIsKeptBesideTheOuterOnes() throws {
+    let image = try BtrfsImage()
+    let home = try image.subvolume("home")
+    let made = run([
+      "sh", "-c",
+      "btrfs -q subvolume create \"$0/vm\" && btrfs -q subvolume snapshot -r \"$0/vm\" \"$0/ro\"",
+      Argument(home),
+    ])
+    try #require(made.status == 0, "\(made)")
+    let before = try image.subvolumes()
+    let set = try SnapshotSet(
+      [FilePath(home), FilePath(home + "/vm"), FilePath(home + "/ro")], privilege: .root)
+    #expect(set.snapshots.count == 3)
+    let kept = home + "/.skipbackup-snapshots/"
+    #expect(set.snapshots[0].path.string.hasPrefix(kept), "\(set.snapshots[0].path)")
+    #expect(set.snapshots[1].path.string.hasPrefix(kept), "\(set.snapshots[1].path)")
+    #expect(set.snapshots[2].path.string == home + "/ro")
+    #expect(access(home + "/vm/.skipbackup-snapshots", F_OK) != 0)
+    #expect(try image.subvolumes().count == before.count + 2)
+    let streams = try CapturedStreams()
+    set.delete(Diagnostics(streams: Streams(output: streams.output, errors: streams.errors)))
+    #expect(streams.errorText.isEmpty, "\(streams.description)")
+    #expect(try image.subvolumes() == before)
+  }
 }

@@ -36,7 +36,8 @@ struct RunCommand: ParsableCommand {
       consistent backup, marks or not. A btrfs subvolume nested below a ROOT is frozen too, in \
       a snapshot of its own (with -x it is the empty directory list -x lists); what another \
       filesystem mounts below a ROOT is not frozen, and shows as an empty directory, a \
-      mounted file as it is. Each snapshot is kept in SUBVOLUME/.skipbackup-snapshots, which \
+      mounted file as it is. Each snapshot is kept in SUBVOLUME/.skipbackup-snapshots (a nested \
+      subvolume's beside its ROOT's), which \
       is marked excluded by every mechanism, and deleted when COMMAND ends; \
       one left by a run that was killed is deleted by the next run --snapshot on that \
       subvolume. Root may snapshot any subvolume; anyone else only their own, on a \
