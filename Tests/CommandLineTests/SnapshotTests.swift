@@ -529,13 +529,15 @@ import TestSupport
         echo disk >"$H/d/vm/disk" && echo s >"$H/d/vm/secret" &&
         btrfs -q subvolume create "$H/d/vm/deeper" && echo deep >"$H/d/vm/deeper/f" &&
         btrfs -q subvolume create "$H/marked" && echo m >"$H/marked/m" &&
-        "$SB" mark "$H/d/vm/secret" "$H/marked" &&
+        mkdir "$H/cache" && btrfs -q subvolume create "$H/cache/layer" &&
+        "$SB" mark "$H/d/vm/secret" "$H/marked" "$H/cache" &&
         btrfs -q subvolume snapshot -r "$H/d/vm/deeper" "$H/d/frozen" || exit 9
       "$SB" list --included "$H" | sort >"$T/listed"
       "$SB" list -x --included "$H" | sort >"$T/listed-x"
       for x in "" -x; do
         "$SB" run -q --snapshot $x "$H" -- sh -c '
-          echo new >"$3/home/d/vm/new"; find "$1" | sort >"$2/viewed$4"' \
+          echo new >"$3/home/d/vm/new"; find "$1" | sort >"$2/viewed$4"
+          btrfs subvolume list "$3" | grep -c skipbackup-snapshots >"$2/taken$4"' \
           sh "$H" "$T" "$AGAIN" "$x"
         echo "status $?"
         rm "$AGAIN/home/d/vm/new"
@@ -559,10 +561,15 @@ import TestSupport
     // A read-only subvolume is its own snapshot: shown, nothing written in it.
     #expect(viewed.contains("/d/frozen/f\n"), "\(viewed)")
     #expect(!viewed.contains("secret") && !viewed.contains("marked") && !viewed.contains("new"))
+    // Home, vm and deeper; not the read-only one, the marked one, nor the
+    // one below a marked directory. With -x, home alone.
+    let taken = try String(contentsOfFile: directory.path + "/taken", encoding: .utf8)
+    let takenDashX = try String(contentsOfFile: directory.path + "/taken-x", encoding: .utf8)
+    #expect(taken == "3\n" && takenDashX == "1\n", "\(taken) \(takenDashX)")
     let dashX = try String(contentsOfFile: directory.path + "/viewed-x", encoding: .utf8)
     #expect(dashX.contains("/d/vm\n") && !dashX.contains("/d/vm/"), "\(dashX)")
-    // The image's four subvolumes, and no snapshot.
-    #expect(try image.subvolumes().count == subvolumes + 4)
+    // The image's five subvolumes, and no snapshot.
+    #expect(try image.subvolumes().count == subvolumes + 5)
 
     // The nested subvolume's snapshot refused (forced), or the nested
     // subvolumes not found: one line, nothing run, no snapshot left.
