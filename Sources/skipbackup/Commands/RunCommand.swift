@@ -34,15 +34,15 @@ struct RunCommand: ParsableCommand {
       live tree and shown at ROOT's own path, so COMMAND sees one instant of each ROOT, \
       without what was marked at that instant, and nothing that changes while it runs: a \
       consistent backup, marks or not. A btrfs subvolume nested below a ROOT is frozen too, in \
-      a snapshot of its own (with -x it is the empty directory list -x lists); what another \
-      filesystem mounts below a ROOT is not frozen, and shows as an empty directory, a \
-      mounted file as it is. Each snapshot is kept in SUBVOLUME/.skipbackup-snapshots (a nested \
-      subvolume's beside its ROOT's), which \
-      is marked excluded by every mechanism, and deleted when COMMAND ends; \
+      a snapshot of its own (with -x it is the empty directory list -x lists), and a \
+      read-only one is shown as it is; what another filesystem mounts below a ROOT is not \
+      frozen, and shows as an empty directory, a mounted file as it is. Each snapshot is \
+      deleted when COMMAND ends, and kept meanwhile in SUBVOLUME/.skipbackup-snapshots (a \
+      nested subvolume's beside its ROOT's), a directory marked excluded by every mechanism; \
       one left by a run that was killed is deleted by the next run --snapshot on that \
       subvolume. Root may snapshot any subvolume; anyone else only their own, on a \
       filesystem mounted with user_subvol_rm_allowed. A ROOT that cannot be snapshotted (not \
-      btrfs, read-only, full) is an error, and COMMAND does not run.
+      btrfs, a read-only filesystem, full) is an error, and COMMAND does not run.
 
       The skipbackup process becomes COMMAND (exec), which keeps the process, the environment, the working \
       directory, the standard streams and the signals; the exit status is COMMAND's, and a \
