@@ -68,12 +68,21 @@ package struct BtrfsSubvolume {
   /// where something else is now (a filesystem mounted over it, a rename
   /// since) is not there for users either, and is left out.
   package static func nested(below root: FilePath) throws(SkipBackupError) -> [FilePath] {
+    try nested(below: root, skippingUnreachable: false)
+  }
+
+  /// ``nested(below:)``, or with `skippingUnreachable` each subvolume whose
+  /// place cannot be read (another user's directory on the way) left out,
+  /// and what it holds.
+  static func nested(below root: FilePath, skippingUnreachable: Bool) throws(SkipBackupError)
+    -> [FilePath]
+  {
     let (holding, _) = try Self.holding(root)
     var found: [FilePath] = []
     var pending = [holding.root]
     while !pending.isEmpty {
       let parent = pending.removeFirst()
-      for child in try children(of: parent) {
+      for child in try children(of: parent, skippingUnreachable: skippingUnreachable) {
         guard path(child.bytes[...], below: root.bytes) != nil,
           let place = try? ItemPlace(of: child),
           place.inode == SnapshotFlag.subvolumeRootInode, place.mountID == holding.mountID
@@ -86,7 +95,9 @@ package struct BtrfsSubvolume {
   }
 
   /// The subvolumes made directly in the subvolume whose root is `parent`.
-  private static func children(of parent: FilePath) throws(SkipBackupError) -> [FilePath] {
+  private static func children(of parent: FilePath, skippingUnreachable: Bool)
+    throws(SkipBackupError) -> [FilePath]
+  {
     let opened = try check(.openat, parent) {
       parent.withCString {
         system_openat(
@@ -120,6 +131,7 @@ package struct BtrfsSubvolume {
         children.append(parent.appending(bytes: bytes))
       // Deleted since its record was read.
       case .failure(.noSuchFileOrDirectory): continue
+      case .failure(.permissionDenied) where skippingUnreachable: continue
       case .failure(let errno):
         throw SkipBackupError(.btrfsSubvolumePlace, errno, path: parent)
       }
@@ -214,7 +226,59 @@ package struct SnapshotDirectory: ~Copyable {
     descriptor = opened
   }
 
+  /// Opens the directory at the root of the subvolume `root` when it is
+  /// there and the running user's, making nothing; `nil` otherwise.
+  private init?(existingIn root: FilePath) {
+    path = root.appending(bytes: Self.name)
+    let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+    guard
+      case .success(let parent) = valueOrErrno({
+        root.withCString { system_openat(MountFlag.atWorkingDirectory, $0, flags, 0) }
+      })
+    else { return nil }
+    defer { _ = system_close(parent) }
+    let name = FilePath(bytes: Self.name)
+    guard
+      case .success(let opened) = valueOrErrno({
+        name.withCString { system_openat(parent, $0, flags, 0) }
+      })
+    else { return nil }
+    var status = stat()
+    guard system_fstat(opened, &status) == 0, status.st_uid == system_geteuid() else {
+      _ = system_close(opened)
+      return nil
+    }
+    descriptor = opened
+  }
+
   deinit { _ = system_close(descriptor) }
+
+  /// Deletes what killed runs left in every snapshot directory of the
+  /// running user's on the filesystem that `subvolume` is on, as far as
+  /// this namespace's mounts of it reach: a run on one subvolume cleans up
+  /// after a run on another. Best effort: a directory that cannot be read,
+  /// locked or cleaned (a read-only subvolume, which holds a copy of one)
+  /// is left as it is, and this run's own directory is cleaned again, with
+  /// its errors, when its snapshot is taken.
+  static func deleteLeftovers(onTheFilesystemOf subvolume: BtrfsSubvolume) {
+    guard let points = try? MountTable.mountPoints(sharingFilesystemWith: subvolume.mountID)
+    else { return }
+    var roots: [FilePath] = []
+    for point in points {
+      let mountPoint = FilePath(bytes: point)
+      guard let (holding, _) = try? BtrfsSubvolume.holding(mountPoint) else { continue }
+      let below = (try? BtrfsSubvolume.nested(below: holding.root, skippingUnreachable: true)) ?? []
+      for root in [holding.root] + below where !roots.contains(root) { roots.append(root) }
+    }
+    for root in roots {
+      guard (try? BtrfsSubvolume.isReadOnly(root)) == false,
+        let directory = SnapshotDirectory(existingIn: root),
+        let lock = try? directory.lockDirectory()
+      else { continue }
+      try? directory.deleteLeftovers()
+      _ = system_close(lock)
+    }
+  }
 
   /// Opens a subvolume's root for reading, as the snapshot ioctl needs its
   /// source (an `O_PATH` descriptor is refused there).

@@ -21,6 +21,28 @@ package enum MountTable {
     }
   }
 
+  /// The mount points of the filesystem that the mount `mountID` is of:
+  /// each mount of the same type from the same source (fields 9 and 10,
+  /// after the " - " separator), `mountID`'s own among them.
+  static func mountPoints(sharingFilesystemWith mountID: UInt64) throws(SkipBackupError)
+    -> [[UInt8]]
+  {
+    let lines = try read().split(separator: UInt8(ascii: "\n")).map {
+      $0.split(separator: UInt8(ascii: " "))
+    }
+    func filesystem(_ fields: [ArraySlice<UInt8>]) -> [ArraySlice<UInt8>]? {
+      guard let separator = fields.firstIndex(where: { $0.elementsEqual("-".utf8) }),
+        separator + 2 < fields.endIndex, fields.count > 4
+      else { return nil }
+      return [fields[separator + 1], fields[separator + 2]]
+    }
+    let identifier = Array(String(mountID).utf8)
+    guard let own = lines.first(where: { $0.first.map(Array.init) == identifier }),
+      let kind = filesystem(own)
+    else { return [] }
+    return lines.filter { filesystem($0) == kind }.map { unescape($0[4]) }
+  }
+
   /// /proc/self/mountinfo, whole.
   static func read() throws(SkipBackupError) -> [UInt8] {
     let path: FilePath = "/proc/self/mountinfo"

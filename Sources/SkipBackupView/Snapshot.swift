@@ -57,8 +57,8 @@ package struct FrozenRoot {
 /// The snapshots one run takes: one for each subvolume that holds a ROOT,
 /// taken in the order of the ROOTs, each after the snapshots that earlier
 /// runs left behind were deleted. Each is deleted by ``delete(_:)`` after
-/// COMMAND; one left by a run that was killed is deleted by the next run on
-/// that subvolume (``SnapshotDirectory``).
+/// COMMAND; one left by a run that was killed is deleted by the user's next
+/// run on that filesystem (``SnapshotDirectory``).
 package final class SnapshotSet {
   package private(set) var snapshots: [Snapshot] = []
 
@@ -67,11 +67,15 @@ package final class SnapshotSet {
   package init(_ roots: [FilePath], privilege: MountNamespace.Privilege) throws(SkipBackupError) {
     var taken: [Snapshot] = []
     var frozen: [FrozenRoot] = []
+    var cleaned: Set<UInt64> = []
     do throws(SkipBackupError) {
       for root in roots {
         switch try SnapshotKind.of(root) {
         case .btrfs:
           let (subvolume, inside) = try BtrfsSubvolume.holding(root)
+          if cleaned.insert(subvolume.mountID).inserted {
+            SnapshotDirectory.deleteLeftovers(onTheFilesystemOf: subvolume)
+          }
           let index: Int
           if let shared = taken.firstIndex(where: { $0.source == subvolume.root }) {
             index = shared
@@ -119,8 +123,8 @@ package final class SnapshotSet {
         if try !snapshot.delete() {
           diagnostics.note(
             "\(snapshot.path.escapedDescription): this snapshot stays while a process "
-              + "COMMAND started still holds it; the next run --snapshot on "
-              + "\(snapshot.source.escapedDescription) deletes it")
+              + "COMMAND started still holds it; the next run --snapshot on its "
+              + "filesystem deletes it")
         }
       } catch {
         diagnostics.report(Snapshot.explain(error))
@@ -292,7 +296,7 @@ package final class Snapshot {
         + "list -x lists; nothing was run"
     case (.btrfsSnapshotDestroy, _), (.btrfsSubvolumeSetFlags, _), (.btrfsSubvolumeGetFlags, _):
       return
-        "\(path): this snapshot could not be deleted \(detail); the next run --snapshot on its subvolume tries again"
+        "\(path): this snapshot could not be deleted \(detail); the next run --snapshot on its filesystem tries again"
     default:
       return error.description
     }

@@ -353,10 +353,13 @@ import TestSupport
 
   /// SIGKILL to skipbackup's process group at instants from taking the
   /// snapshot to COMMAND running leaves no mount, and once the killed
-  /// processes are gone, the next run deletes every snapshot they left:
-  /// `btrfs subvolume list` is as before.
+  /// processes are gone, the next run on the filesystem, of another
+  /// subvolume of it, deletes every snapshot they left: `btrfs subvolume
+  /// list` is as before.
   @Test func aKillLeavesNoMountAndTheNextRunDeletesItsSnapshot() throws {
     let (image, root) = try trickyTreeOnBtrfs()
+    // The next run is on another subvolume of the filesystem.
+    let other = try image.subvolume("other")
     let subvolumes = try image.subvolumes()
     // The mounts in the image's directory (its own, and any a run left):
     // other tests mount images of their own meanwhile.
@@ -392,7 +395,7 @@ import TestSupport
         "sh", Argument(image.mountPoint + "/sv"),
       ]))
     _ = locks
-    let next = skipbackup("run", "-q", "--snapshot", Argument(root), "--", "true")
+    let next = skipbackup("run", "-q", "--snapshot", Argument(other), "--", "true")
     #expect(next.status == 0, "\(next)")
     #expect(try image.subvolumes() == subvolumes, "snapshots left: \(left) of 12 kills")
     #expect(!mountInfo().contains(image.mountPoint + "/"))
