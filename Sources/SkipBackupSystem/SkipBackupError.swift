@@ -119,6 +119,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// subvolume nested in it that another user owns: only its owner, or
     /// root, may snapshot it.
     case nestedSubvolumeOfAnother
+    /// `run --snapshot` of a ROOT in a read-only btrfs subvolume: no
+    /// snapshot can be made in it, and none is needed.
+    case readOnlySubvolume
     /// A save through a symbolic link that leads nowhere, or in a loop.
     case danglingSymbolicLink
     /// A link, file or FIFO that another user put in a sticky directory
@@ -269,6 +272,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .snapshotDirectoryOfAnother:
       return "belongs to another user, and run --snapshot keeps its snapshots only in a "
         + "directory of its own; remove or rename it"
+    case .readOnlySubvolume:
+      return "its btrfs subvolume is read-only, so no snapshot can be taken in it, and none is "
+        + "needed: it does not change, and run without --snapshot shows it as it is; nothing "
+        + "was run"
     case .nestedSubvolumeOfAnother:
       return "a btrfs subvolume nested in a ROOT, which belongs to another user: only its "
         + "owner, or root, may snapshot it, and the ROOT's snapshot holds it empty; run as "

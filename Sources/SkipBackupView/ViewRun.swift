@@ -286,6 +286,14 @@ package struct ViewRun: Sendable {
     _ roots: inout [ViewRoot], hidden: inout [FilePath], _ diagnostics: Diagnostics
   ) throws(ReportedFailure) -> SnapshotSet {
     do throws(SkipBackupError) {
+      // A ROOT in a read-only subvolume is refused, as one on a read-only
+      // filesystem is: nothing can be made in it, and its live view is one
+      // instant already. One nested in a ROOT is shown as it is.
+      for root in roots where try SnapshotKind.of(root.path) == .btrfs {
+        if try BtrfsSubvolume.isReadOnly(BtrfsSubvolume.holding(root.path).0.root) {
+          throw SkipBackupError(refusing: .readOnlySubvolume, path: root.path)
+        }
+      }
       for root in roots where try SnapshotKind.of(root.path) == .btrfs {
         var seen: [FilePath] = []
         for nested in try BtrfsSubvolume.nested(below: root.path) {

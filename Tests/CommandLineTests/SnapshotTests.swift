@@ -684,8 +684,12 @@ import TestSupport
           Argument(witness),
         ], environment: forced.map { ["SKIPBACKUP_FORCE_ERRNO": $0] } ?? [:])
     }
+    let frozen = try image.subvolume("frozen")
+    Make.directory(Bytes(frozen + "/d"))
+    try check(run(["btrfs", "property", "set", "-ts", Argument(frozen), "ro", "true"]))
     var cases: [(ProcessResult, String)] = [
       (attempt(plain.path), "not on btrfs"),
+      (attempt(frozen + "/d"), "subvolume is read-only"),
       (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):ENOSPC"), "no space left"),
       (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):EPERM"), "only the owner"),
     ]
@@ -699,7 +703,7 @@ import TestSupport
       #expect(access(witness, F_OK) != 0, "COMMAND ran: \(result)")
     }
     #expect(cases[0].0.errors.contains(plain.path), "\(cases[0].0)")
-    #expect(cases[1].0.errors.contains(root), "\(cases[1].0)")
+    #expect(cases[2].0.errors.contains(root), "\(cases[2].0)")
 
     let subvolumes = try image.subvolumes()
     let kept = attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_DESTROY):EPERM")
