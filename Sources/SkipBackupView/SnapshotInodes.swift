@@ -47,21 +47,24 @@ package final class SnapshotInodes {
   /// Whether an entry was shown without a look, which ``SnapshotWarming``
   /// then makes.
   package private(set) var spared = false
-  /// The entries asked about, and the time spent reading windows.
+  /// The entries asked about, and the searches made for windows.
   private var asked = 0
-  private var reading: UInt64 = 0
+  private var searches = 0
 
-  /// The reading of windows stops while it has taken longer than looking
-  /// at every entry asked about would have, past a first allowance, and
-  /// starts again once the looks have paid for the next window: at worst
-  /// about twice what looking at every entry costs. A first look costs
-  /// about 5 µs; a window, 60 µs on the 200,000-file tree, made in order,
-  /// where it answers for about 56 entries. For a directory of 3,000 files
-  /// each made among 63 others, one file a window, reading every window
-  /// took `run --snapshot -- true` 0.104 s where looking at every entry
-  /// took 0.046 s; with this bound, 0.062 s (medians of 8 runs).
-  private static let lookNanoseconds: UInt64 = 5_000
-  private static let allowanceNanoseconds: UInt64 = 2_000_000
+  /// The reading of windows stops while it has made more searches than
+  /// looking at every entry asked about would have cost, past a first
+  /// allowance, and starts again once the looks have paid for the next
+  /// window: at worst about twice what looking at every entry costs. It
+  /// counts calls, not time, so that which entries are looked at does not
+  /// depend on the machine's load. A first look costs about 5 µs; a search
+  /// (512 items at most) about 60 µs on the 200,000-file tree, made in
+  /// order, where one window answers for about 56 entries: a search counts
+  /// as 12 looks. For a directory of 3,000 files each made among 63
+  /// others, one file a window, reading every window took `run --snapshot
+  /// -- true` 0.104 s where looking at every entry took 0.046 s; bounded,
+  /// 0.062 s (medians of 8 runs, the bound then timed by the clock).
+  private static let looksPerSearch = 12
+  private static let allowedSearches = 32
 
   /// The search of the subvolume whose root is open as `descriptor`, or
   /// `nil` when the kernel does not say: the search needs CAP_SYS_ADMIN,
@@ -93,24 +96,16 @@ package final class SnapshotInodes {
     let window: UInt64
     if let known = windows[index] {
       window = known
-    } else if reading > Self.allowanceNanoseconds + UInt64(asked) * Self.lookNanoseconds {
+    } else if searches > Self.allowedSearches + asked / Self.looksPerSearch {
       return true
     } else {
-      let start = Self.now()
       // A window that cannot be read is looked at, entry by entry.
       window = read(window: index) ?? .max
       windows[index] = window
-      reading += Self.now() &- start
     }
     let matters = window & (1 << (inode % 64)) != 0
     if !matters { spared = true }
     return matters
-  }
-
-  private static func now() -> UInt64 {
-    var time = timespec()
-    _ = system_clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
   }
 
   /// The bits of the window `index` that may matter, or `nil` when the
@@ -121,6 +116,7 @@ package final class SnapshotInodes {
     var bits: UInt64 = 0
     var done: CInt = 0
     while done == 0 {
+      searches += 1
       let count = system_btrfsInodeSearchStep(descriptor, search, room, &done)
       guard count >= 0 else { return nil }
       for slot in 0..<count { bits |= 1 << (UInt64(room[slot]) - first) }
