@@ -277,6 +277,29 @@ package final class Snapshot {
     guard let call = error.call, let errno = error.errno else { return error.description }
     let path = error.path.escapedDescription
     let detail = "(\(call): \(errno.description))"
+    // The snapshot directory at the subvolume's root, which the run makes.
+    if error.path.bytes.reversed().starts(with: SnapshotDirectory.name.reversed()) {
+      switch (call, errno) {
+      case (.openat, .notDirectory), (.openat, .tooManySymbolicLinkLevels):
+        return
+          "\(path): is not a directory, but run --snapshot keeps its snapshots in a directory of "
+          + "this name at the subvolume's root \(detail); rename or remove it; nothing was run"
+      case (.mkdirat, .notPermitted):
+        return
+          "\(path): run --snapshot cannot make its snapshot directory at the subvolume's root, "
+          + "which may be immutable (chattr +i) \(detail); nothing was run"
+      case (.mkdirat, .permissionDenied):
+        return
+          "\(path): run --snapshot cannot make its snapshot directory at the subvolume's root, "
+          + "which you may not write to \(detail): run it as the subvolume's owner, who may "
+          + "snapshot it, or as root; nothing was run"
+      case (.mkdirat, .readOnlyFileSystem):
+        return
+          "\(path): run --snapshot cannot make its snapshot directory: the filesystem is "
+          + "read-only \(detail); nothing was run"
+      default: break
+      }
+    }
     switch (call, errno) {
     case (.btrfsSnapshotCreate, .readOnlyFileSystem):
       return

@@ -671,7 +671,7 @@ import TestSupport
 
   /// What cannot be snapshotted is refused in one line naming ROOT, before
   /// COMMAND: a ROOT on another filesystem, a read-only btrfs, and (forced)
-  /// a full one; a snapshot that cannot be deleted is reported after
+  /// a full one, and a subvolume whose snapshot directory cannot be made; a snapshot that cannot be deleted is reported after
   /// COMMAND, whose status stays, and the next run deletes it.
   @Test func aRefusalIsOneLineBeforeTheCommand() throws {
     let plain = try TemporaryDirectory()
@@ -693,6 +693,15 @@ import TestSupport
       (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):ENOSPC"), "no space left"),
       (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):EPERM"), "only the owner"),
     ]
+    // Where the snapshot directory would be: a link someone planted, and
+    // an immutable subvolume root.
+    let planted = try image.subvolume("planted")
+    #expect(symlink("/etc", planted + "/.skipbackup-snapshots") == 0)
+    cases.append((attempt(planted), "is not a directory"))
+    let immutable = try image.subvolume("immutable")
+    try check(run(["chattr", "+i", Argument(immutable)]))
+    cases.append((attempt(immutable), "immutable (chattr +i)"))
+    try check(run(["chattr", "-i", Argument(immutable)]))
     try check(run(["mount", "-o", "remount,ro", Argument(image.mountPoint)]))
     cases.append((attempt(root), "read-only"))
     try check(run(["mount", "-o", "remount,rw", Argument(image.mountPoint)]))
