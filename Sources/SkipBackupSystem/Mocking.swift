@@ -120,6 +120,7 @@ import SystemPackage
         "ENODEV": .operationNotSupportedByDevice, "ENOENT": .noSuchFileOrDirectory,
         "EIO": .ioError, "ELOOP": .tooManySymbolicLinkLevels,
         "EROFS": .readOnlyFileSystem, "EBUSY": .resourceBusy, "EXDEV": .improperLink,
+        "ETXTBSY": .textFileBusy,
       ]
       for item in (forced ?? "").split(separator: ",") {
         let parts = item.split(separator: ":")

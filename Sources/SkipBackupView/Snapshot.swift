@@ -310,6 +310,12 @@ package final class Snapshot {
     case (.btrfsSnapshotCreate, .notPermitted), (.btrfsSnapshotCreate, .permissionDenied):
       return
         "\(path): only the owner of the btrfs subvolume that holds it, or root, may snapshot it \(detail); nothing was run"
+    case (.btrfsSnapshotCreate, .textFileBusy):
+      // btrfs's ioctl.c refuses to snapshot a subvolume with an active swap file.
+      return
+        "\(path): its btrfs subvolume holds an active swap file (swapon --show), which btrfs "
+        + "will not snapshot \(detail); keep swap files in a subvolume of their own; nothing "
+        + "was run"
     case (.btrfsSnapshotCreate, _):
       return "\(path): cannot take a btrfs snapshot \(detail); nothing was run"
     case (.btrfsSubvolumeChildren, _), (.btrfsSubvolumePlace, _):

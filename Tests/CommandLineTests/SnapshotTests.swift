@@ -692,6 +692,7 @@ import TestSupport
       (attempt(frozen + "/d"), "subvolume is read-only"),
       (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):ENOSPC"), "no space left"),
       (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):EPERM"), "only the owner"),
+      (attempt(root, forcing: "ioctl(BTRFS_IOC_SNAP_CREATE_V2):ETXTBSY"), "active swap file"),
     ]
     // Where the snapshot directory would be: a link someone planted, and
     // an immutable subvolume root.
