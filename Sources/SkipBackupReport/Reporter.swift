@@ -1,4 +1,5 @@
 import SkipBackupCore
+import SystemPackage
 
 /// What every visitor of a walk reports through: one per walk thread, with
 /// that thread's output buffer and progress count, and the run's one
@@ -35,15 +36,37 @@ package final class Reporter {
     }
   }
 
+  /// Where the walk reads a tree that users know at another path (`run
+  /// --snapshot` walks the snapshot of ROOT): a failure names the item at
+  /// the path users know, not in the snapshot, which is gone by then.
+  package var shownRoot: (read: [UInt8], shown: [UInt8])?
+
+  /// `path`, at the path users know it by.
+  package func shown(_ path: FilePath) -> FilePath {
+    guard let (read, shown) = shownRoot, path.bytes.starts(with: read),
+      path.bytes.count == read.count || path.bytes[read.count] == UInt8(ascii: "/")
+    else { return path }
+    let rest = path.bytes[read.count...]
+    if shown == [UInt8(ascii: "/")] { return FilePath(bytes: rest.isEmpty ? shown : Array(rest)) }
+    return FilePath(bytes: shown + rest)
+  }
+
+  private func shown(_ error: SkipBackupError) -> SkipBackupError {
+    guard shownRoot != nil else { return error }
+    var error = error
+    error.path = shown(error.path)
+    return error
+  }
+
   /// Reports a failure of the run's own, such as a ROOT that cannot be read.
   package func report(_ error: SkipBackupError) {
-    diagnostics.report(error, after: output)
+    diagnostics.report(shown(error), after: output)
   }
 
   /// Reports a failure on `entry`: one below the root is named by its
   /// path in the walk.
   package func report(_ error: SkipBackupError, at entry: borrowing TreeEntry) {
-    diagnostics.report(entry.depth > 0 ? entry.located(error) : error, after: output)
+    diagnostics.report(shown(entry.depth > 0 ? entry.located(error) : error), after: output)
   }
 
   /// Reports a failure that is not a file error.

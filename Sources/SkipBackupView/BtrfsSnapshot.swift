@@ -190,26 +190,58 @@ package struct SnapshotDirectory: ~Copyable {
   /// The directory, open.
   let descriptor: CInt
 
-  /// Opens the directory of `subvolume`, made if missing; `root` is the
-  /// ROOT messages name.
+  /// The directory of the running user where the shared one is another
+  /// user's: `.skipbackup-snapshots.UID`. The kernel lets the owner of a
+  /// subvolume, and root, snapshot it (fs/btrfs/ioctl.c), so root's backup
+  /// of a user's home and the user's own backups of it each keep theirs.
+  static var ownName: [UInt8] { name + Array(".\(system_geteuid())".utf8) }
+
+  /// Whether `component` names a snapshot directory: the shared name, or
+  /// the shared name, a dot and a user ID.
+  package static func isName(_ component: some Collection<UInt8>) -> Bool {
+    guard component.starts(with: name) else { return false }
+    let rest = component.dropFirst(name.count)
+    return rest.isEmpty
+      || (rest.first == UInt8(ascii: ".") && rest.count > 1
+        && rest.dropFirst().allSatisfy { (0x30...0x39).contains($0) })
+  }
+
+  /// The snapshot directories of the running user's runs at the root of
+  /// the snapshot open as `snapshot`: the shared one, which every run
+  /// makes, and the user's own where there is one.
+  static func names(in snapshot: CInt) -> [[UInt8]] {
+    [Self.name]
+      + [Self.ownName].filter { name in
+        var status = stat()
+        return FilePath(bytes: name).withCString {
+          system_fstatat(snapshot, $0, &status, AT_SYMLINK_NOFOLLOW)
+        } == 0
+      }
+  }
+
+  /// Opens the directory of `subvolume`, made if missing: the shared one,
+  /// or the running user's own when the shared one is another user's;
+  /// `root` is the ROOT messages name.
   init(in subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError) {
-    path = subvolume.root.appending(bytes: Self.name)
-    let name = FilePath(bytes: Self.name)
     let source = try Self.openSubvolume(subvolume.root)
     defer { _ = system_close(source) }
-    switch valueOrErrno({ name.withCString { system_mkdirat(source, $0, 0o700) } }) {
-    case .success, .failure(.fileExists): break
-    case .failure(let errno): throw SkipBackupError(.mkdirat, errno, path: path)
-    }
-    let opened = try check(.openat, path) {
-      name.withCString {
-        system_openat(source, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
+    // In another user's subvolume (root's, in a home that is its mount's
+    // root), readable, so that the user's own walks read its marks and
+    // leave it out, where an unreadable directory would stop them; what it
+    // holds is the user's own files, as they are in the home.
     var status = stat()
+    try check(.fstat, subvolume.root) { system_fstat(source, &status) }
+    let mode: mode_t = status.st_uid == system_geteuid() ? 0o700 : 0o755
+    var name = Self.name
+    var (opened, owner) = try Self.make(name, mode: mode, in: source, at: subvolume.root)
+    if owner != system_geteuid() {
+      _ = system_close(opened)
+      name = Self.ownName
+      (opened, owner) = try Self.make(name, mode: mode, in: source, at: subvolume.root)
+    }
+    let path = subvolume.root.appending(bytes: name)
     do throws(SkipBackupError) {
-      try check(.fstat, path) { system_fstat(opened, &status) }
-      guard status.st_uid == system_geteuid() else {
+      guard owner == system_geteuid() else {
         throw SkipBackupError(refusing: .snapshotDirectoryOfAnother, path: path)
       }
       // Out of every backup of the live tree too, by whatever it honours:
@@ -223,13 +255,41 @@ package struct SnapshotDirectory: ~Copyable {
       _ = system_close(opened)
       throw error
     }
+    self.path = path
     descriptor = opened
   }
 
-  /// Opens the directory at the root of the subvolume `root` when it is
-  /// there and the running user's, making nothing; `nil` otherwise.
-  private init?(existingIn root: FilePath) {
-    path = root.appending(bytes: Self.name)
+  /// Makes the directory `name` in the subvolume's root, open as `source`,
+  /// with `mode` if missing, and opens it, never through a link; returns it
+  /// and its owner.
+  private static func make(_ name: [UInt8], mode: mode_t, in source: CInt, at root: FilePath)
+    throws(SkipBackupError) -> (CInt, uid_t)
+  {
+    let path = root.appending(bytes: name)
+    let child = FilePath(bytes: name)
+    switch valueOrErrno({ child.withCString { system_mkdirat(source, $0, mode) } }) {
+    case .success, .failure(.fileExists): break
+    case .failure(let errno): throw SkipBackupError(.mkdirat, errno, path: path)
+    }
+    let opened = try check(.openat, path) {
+      child.withCString {
+        system_openat(source, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      }
+    }
+    var status = stat()
+    do throws(SkipBackupError) {
+      try check(.fstat, path) { system_fstat(opened, &status) }
+    } catch {
+      _ = system_close(opened)
+      throw error
+    }
+    return (opened, status.st_uid)
+  }
+
+  /// Opens the directory `name` at the root of the subvolume `root` when
+  /// it is there and the running user's, making nothing; `nil` otherwise.
+  private init?(existingIn root: FilePath, named name: [UInt8]) {
+    path = root.appending(bytes: name)
     let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
     guard
       case .success(let parent) = valueOrErrno({
@@ -237,10 +297,10 @@ package struct SnapshotDirectory: ~Copyable {
       })
     else { return nil }
     defer { _ = system_close(parent) }
-    let name = FilePath(bytes: Self.name)
+    let child = FilePath(bytes: name)
     guard
       case .success(let opened) = valueOrErrno({
-        name.withCString { system_openat(parent, $0, flags, 0) }
+        child.withCString { system_openat(parent, $0, flags, 0) }
       })
     else { return nil }
     var status = stat()
@@ -270,13 +330,14 @@ package struct SnapshotDirectory: ~Copyable {
       let below = (try? BtrfsSubvolume.nested(below: holding.root, skippingUnreachable: true)) ?? []
       for root in [holding.root] + below where !roots.contains(root) { roots.append(root) }
     }
-    for root in roots {
-      guard (try? BtrfsSubvolume.isReadOnly(root)) == false,
-        let directory = SnapshotDirectory(existingIn: root),
-        let lock = try? directory.lockDirectory()
-      else { continue }
-      try? directory.deleteLeftovers()
-      _ = system_close(lock)
+    for root in roots where (try? BtrfsSubvolume.isReadOnly(root)) == false {
+      for name in [Self.name, Self.ownName] {
+        guard let directory = SnapshotDirectory(existingIn: root, named: name),
+          let lock = try? directory.lockDirectory()
+        else { continue }
+        try? directory.deleteLeftovers()
+        _ = system_close(lock)
+      }
     }
   }
 

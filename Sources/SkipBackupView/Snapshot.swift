@@ -83,10 +83,11 @@ package final class SnapshotSet {
             // Kept beside the snapshot of a ROOT this one is inside, on the
             // same mount (a subvolume nested in it): nothing is written in
             // the nested subvolume (a container's layer, say).
-            let keeper = frozen.last {
+            var keeper = frozen.last {
               path(root.bytes[...], below: $0.path.bytes) != nil
                 && taken[$0.snapshot].store?.mountID == subvolume.mountID
             }.flatMap { taken[$0.snapshot].store }
+            if keeper == nil { keeper = try Self.enclosingStore(of: subvolume, among: taken) }
             taken.append(
               try Snapshot(of: subvolume, for: root, keptIn: keeper, privilege: privilege))
             index = taken.count - 1
@@ -109,6 +110,34 @@ package final class SnapshotSet {
 
   /// Each ROOT, in the order given.
   package let roots: [FrozenRoot]
+
+  /// Where root keeps the snapshot of a subvolume another user owns (a
+  /// systemd-homed home, say): beside the subvolume it is nested in,
+  /// reached through the same mount, when root owns that one, so that
+  /// nothing of root's is left in the user's home, where it would be in
+  /// the user's way. `nil` where there is no such subvolume (the user's is
+  /// its mount's root): the user's subvolume keeps it.
+  private static func enclosingStore(of subvolume: BtrfsSubvolume, among taken: [Snapshot])
+    throws(SkipBackupError) -> SnapshotStore?
+  {
+    let me = system_geteuid()
+    guard try FileItem(path: subvolume.root, followSymbolicLinks: false).status().st_uid != me
+    else { return nil }
+    let bytes = subvolume.root.bytes
+    guard bytes.count > 1, let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+    let parent = FilePath(bytes: slash == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<slash]))
+    guard let (enclosing, _) = try? BtrfsSubvolume.holding(parent),
+      enclosing.mountID == subvolume.mountID,
+      (try? FileItem(path: enclosing.root, followSymbolicLinks: false).status().st_uid) == me,
+      (try? BtrfsSubvolume.isReadOnly(enclosing.root)) == false
+    else { return nil }
+    if let store = taken.lazy.compactMap(\.store).first(where: { $0.root == enclosing.root }) {
+      return store
+    }
+    return SnapshotStore(
+      directory: try SnapshotDirectory(in: enclosing, naming: subvolume.root),
+      mountID: enclosing.mountID, root: enclosing.root)
+  }
 
   /// In COMMAND's process: holds each snapshot for as long as COMMAND, or
   /// anything it leaves running, may read it.
@@ -140,9 +169,12 @@ final class SnapshotStore {
   /// The mount through which the subvolume it is in was reached: a
   /// snapshot is made on the filesystem of its source.
   let mountID: UInt64
-  init(directory: consuming SnapshotDirectory, mountID: UInt64) {
+  /// The root of the subvolume it is in.
+  let root: FilePath
+  init(directory: consuming SnapshotDirectory, mountID: UInt64, root: FilePath) {
     self.directory = directory
     self.mountID = mountID
+    self.root = root
   }
 }
 
@@ -207,7 +239,8 @@ package final class Snapshot {
       store = keeper
     } else {
       store = SnapshotStore(
-        directory: try SnapshotDirectory(in: subvolume, naming: root), mountID: subvolume.mountID)
+        directory: try SnapshotDirectory(in: subvolume, naming: root), mountID: subvolume.mountID,
+        root: subvolume.root)
     }
     let (name, lock) = try store.directory.takeSnapshot(of: subvolume, naming: root)
     path = store.directory.path.appending(bytes: name)
@@ -278,7 +311,8 @@ package final class Snapshot {
     let path = error.path.escapedDescription
     let detail = "(\(call): \(errno.description))"
     // The snapshot directory at the subvolume's root, which the run makes.
-    if error.path.bytes.reversed().starts(with: SnapshotDirectory.name.reversed()) {
+    let last = error.path.bytes.split(separator: UInt8(ascii: "/")).last ?? []
+    if SnapshotDirectory.isName(last) {
       switch (call, errno) {
       case (.openat, .notDirectory), (.openat, .tooManySymbolicLinkLevels):
         return

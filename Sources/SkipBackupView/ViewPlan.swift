@@ -114,7 +114,7 @@ package final class ViewVisitor: ReportingVisitor {
       return .descend
     case .whiteoutDevice:
       reporter.report(
-        "\(entry.path.escapedDescription): a character device 0/0, which overlayfs takes "
+        "\(reporter.shown(entry.path).escapedDescription): a character device 0/0, which overlayfs takes "
           + "for a whiteout and would not show; \(Self.fallback)")
       return .skipChildren
     }
@@ -171,7 +171,7 @@ package final class ViewVisitor: ReportingVisitor {
       $0.bytes.starts(with: prefix)
     }
     reporter.report(
-      "\(entry.path.escapedDescription): its attribute \(name.map { "\($0)" } ?? "") is "
+      "\(reporter.shown(entry.path).escapedDescription): its attribute \(name.map { "\($0)" } ?? "") is "
         + "overlayfs's own, which an overlay obeys or hides; \(Self.fallback)")
   }
 }

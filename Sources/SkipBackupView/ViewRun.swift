@@ -93,6 +93,11 @@ package struct ViewRun: Sendable {
     var hiddenSubvolumes: [FilePath] = []
     let snapshots =
       try snapshot ? takeSnapshots(&viewRoots, hidden: &hiddenSubvolumes, diagnostics) : nil
+    // Until the supervisor has them, which deletes them after COMMAND, a
+    // refusal or a walk that fails deletes them here: nothing is left for
+    // the next run to clean up.
+    var supervised = false
+    defer { if !supervised { snapshots?.delete(diagnostics) } }
     // A snapshot does not change; a live ROOT is watched from before its
     // walk until COMMAND starts.
     var watch =
@@ -109,6 +114,8 @@ package struct ViewRun: Sendable {
         }
         visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
+        visitor.reporter.shownRoot =
+          snapshots == nil ? nil : (viewRoots[index].real.bytes, viewRoots[index].path.bytes)
         visitor.hidden = []
         visitor.otherFilesystems = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
@@ -127,11 +134,13 @@ package struct ViewRun: Sendable {
       }
       // A subvolume's root shows no snapshot directory, nor anything marked in it.
       if let snapshots, snapshots.roots[index].inside.isEmpty {
-        let name = SnapshotDirectory.name
-        found.removeAll {
-          $0.starts(with: name) && ($0.count == name.count || $0[name.count] == 0x2F)
+        // What is hidden below one is hidden with it (each user's is marked).
+        found = found.map {
+          let first = Array($0.split(separator: 0x2F, maxSplits: 1).first ?? [])
+          return SnapshotDirectory.isName(first) ? first : $0
         }
-        found.append(name)
+        found += SnapshotDirectory.names(
+          in: snapshots.snapshots[snapshots.roots[index].snapshot].descriptor)
       }
       let sorted = found.sorted { $0.lexicographicallyPrecedes($1) }
       var hidden: [[UInt8]] = []
@@ -175,6 +184,8 @@ package struct ViewRun: Sendable {
 
     if let snapshots {
       try superviseCommand(deleting: snapshots, warming: unwarmed, diagnostics)
+      // COMMAND's process, from here on: the supervisor deletes them.
+      supervised = true
     }
 
     // The namespace first, on its own: its failures have reasons of their
@@ -300,7 +311,7 @@ package struct ViewRun: Sendable {
           let names = nested.bytes.split(separator: UInt8(ascii: "/"))
           let isBelowSeen = seen.contains { path(nested.bytes[...], below: $0.bytes) != nil }
           seen.append(nested)
-          guard !names.contains(where: { $0.elementsEqual(SnapshotDirectory.name) }),
+          guard !names.contains(where: SnapshotDirectory.isName),
             !(oneFileSystem && isBelowSeen), !roots.contains(where: { $0.path == nested }),
             !hidden.contains(where: { path(nested.bytes[...], isOrIsBelow: $0.bytes) }),
             try mechanisms.markedAncestor(of: nested, followSymbolicLinks: false) == nil

@@ -634,6 +634,80 @@ import TestSupport
     #expect(try image.subvolumes() == subvolumes)
   }
 
+  /// A walk of the snapshot that fails (a directory the user may not read,
+  /// an item the view cannot show) deletes the snapshot before it ends,
+  /// and names the item where the user knows it, not in the snapshot.
+  @Test func aFailedWalkNamesTheLiveItemAndLeavesNoSnapshot() throws {
+    let image = try BtrfsImage(options: ["user_subvol_rm_allowed"])
+    chmod(image.directory.path, 0o755)
+    let home = try image.subvolume("home", owner: "nobody:nogroup")
+    Make.file(Bytes(home + "/kept"))
+    try check(run(["chown", "nobody:nogroup", Argument(home + "/kept")]))
+    Make.directory(Bytes(home + "/private"))
+    chmod(home + "/private", 0o700)
+    let subvolumes = try image.subvolumes()
+    let unreadable = skipbackup(
+      "run", "-q", "--snapshot", Argument(home), "--", "echo", "ran", asNobody: true)
+    #expect(unreadable.status == 1 && unreadable.output.isEmpty, "\(unreadable)")
+    #expect(unreadable.errors.hasPrefix("skipbackup: \(home)/private: "), "\(unreadable)")
+    #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+    #expect(mknod(home + "/whiteout", S_IFCHR | 0o644, 0) == 0)
+    let whiteout = skipbackup("run", "-q", "--snapshot", Argument(home), "--", "echo", "ran")
+    #expect(whiteout.status == 1 && whiteout.output.isEmpty, "\(whiteout)")
+    #expect(whiteout.errors.hasPrefix("skipbackup: \(home)/whiteout: "), "\(whiteout)")
+    #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+  }
+
+  /// Root's backup of a user's home subvolume and the user's own backups
+  /// of it do not stand in each other's way. Root keeps its snapshot
+  /// beside the subvolume the home is nested in (a systemd-homed home),
+  /// leaving nothing in the home; where the home is its mount's root,
+  /// each keeps a directory of their own in it, and the user's walks read
+  /// root's and leave it out.
+  @Test func rootAndTheOwnerEachSnapshotAUsersHome() throws {
+    let image = try BtrfsImage(options: ["user_subvol_rm_allowed"])
+    chmod(image.directory.path, 0o755)
+    let homes = try image.subvolume("homes")
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(homes + "/alice")]))
+    let home = homes + "/alice"
+    Make.file(Bytes(home + "/kept"))
+    Make.directory(Bytes(home + "/cache"))
+    Make.file(Bytes(home + "/cache/secret"))
+    try check(run(["chown", "-R", "nobody:nogroup", Argument(home)]))
+    try check(skipbackup("mark", Argument(home + "/cache"), asNobody: true))
+    let expected = try check(skipbackup("list", "--included", Argument(home))).lines
+    let subvolumes = try image.subvolumes()
+    func find(_ root: String, asNobody: Bool) -> ProcessResult {
+      skipbackup(
+        "run", "-q", "--snapshot", Argument(root), "--", "find", Argument(root),
+        asNobody: asNobody)
+    }
+    let byRoot = find(home, asNobody: false)
+    #expect(byRoot.status == 0 && byRoot.lines.sorted() == expected, "\(byRoot)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: home).sorted() == ["cache", "kept"])
+    #expect(access(homes + "/.skipbackup-snapshots", F_OK) == 0)
+    let byOwner = find(home, asNobody: true)
+    #expect(byOwner.status == 0 && byOwner.lines.sorted() == expected, "\(byOwner)")
+    #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+
+    // The home as its mount's root: the owner's directory came first.
+    let mounted = image.directory.path + "/alice"
+    try image.mount(subvolume: "homes/alice", at: mounted)
+    let rootsRun = find(mounted, asNobody: false)
+    let inMount = expected.map { mounted + $0.dropFirst(home.count) }
+    #expect(rootsRun.status == 0 && rootsRun.lines.sorted() == inMount, "\(rootsRun)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: mounted).sorted() == [
+        ".skipbackup-snapshots", ".skipbackup-snapshots.0", "cache", "kept",
+      ])
+    let listed = skipbackup("list", "--included", Argument(mounted), asNobody: true)
+    #expect(listed.status == 0 && listed.lines.sorted() == inMount, "\(listed)")
+    let ownersRun = find(mounted, asNobody: true)
+    #expect(ownersRun.status == 0 && ownersRun.lines.sorted() == inMount, "\(ownersRun)")
+    #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+  }
+
   /// `.skipbackup-snapshots` is out of every backup of the live tree, by
   /// each tool's own rule as well as by `run`'s: the Apple attributes and
   /// the xdg one (getfattr), nodump (lsattr), a CACHEDIR.TAG (tar

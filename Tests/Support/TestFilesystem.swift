@@ -81,6 +81,18 @@ public final class BtrfsImage: TestFilesystem {
     mounts.append(path)
   }
 
+  /// Mounts the subvolume `name` a second time, at `path`, as its mount's
+  /// root (`subvol=`), as a home of its own is mounted.
+  public func mount(subvolume name: String, at path: String) throws {
+    let device = try Self.succeed(
+      run(["findmnt", "-n", "--nofsroot", "-o", "SOURCE", Argument(mountPoint)])
+    ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+    try Self.succeed(run(["mkdir", "-p", Argument(path)]))
+    try Self.succeed(
+      run(["mount", "-o", Argument("subvol=" + name), Argument(device), Argument(path)]))
+    mounts.append(path)
+  }
+
   /// `btrfs subvolume list`: every subvolume and snapshot, with its id and
   /// path (not its generation, which every transaction moves on).
   public func subvolumes() throws -> [String] {
