@@ -38,7 +38,8 @@ struct RunCommand: ParsableCommand {
       read-only one is shown as it is; what another filesystem mounts below a ROOT is not \
       frozen, and shows as an empty directory, a mounted file as it is. Each snapshot is \
       deleted when COMMAND ends, and kept meanwhile in SUBVOLUME/.skipbackup-snapshots (a \
-      nested subvolume's beside its ROOT's), a directory marked excluded by every mechanism; \
+      nested subvolume's beside its ROOT's; .skipbackup-snapshots.UID where that one is \
+      another user's), a directory marked excluded by every mechanism; \
       one left by a run that was killed is deleted by the user's next run --snapshot on that \
       filesystem. Root may snapshot any subvolume; anyone else only their own, on a \
       filesystem mounted with user_subvol_rm_allowed. A ROOT that cannot be snapshotted (not \
