@@ -206,6 +206,18 @@ package struct SnapshotDirectory: ~Copyable {
         && rest.dropFirst().allSatisfy { (0x30...0x39).contains($0) })
   }
 
+  /// Whether the subvolume at `path` is one in a snapshot directory: its
+  /// parent has a snapshot directory's name and is at a subvolume's root,
+  /// where runs keep them; a directory of that name anywhere else is a
+  /// user's own.
+  static func holds(_ path: FilePath) -> Bool {
+    let names = path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+    guard names.count >= 3, isName(names[names.count - 2]) else { return false }
+    let above = Array(names.dropLast(2).joined(separator: [UInt8(ascii: "/")]))
+    let parent = FilePath(bytes: above.isEmpty ? [UInt8(ascii: "/")] : above)
+    return (try? ItemPlace(of: parent))?.inode == SnapshotFlag.subvolumeRootInode
+  }
+
   /// The snapshot directories of the running user's runs at the root of
   /// the snapshot open as `snapshot`: the shared one, which every run
   /// makes, and the user's own where there is one.

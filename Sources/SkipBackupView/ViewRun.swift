@@ -175,6 +175,9 @@ package struct ViewRun: Sendable {
       }
     }
     // A ROOT's view is mounted before the view of a ROOT inside it.
+    if snapshots == nil && !oneFileSystem {
+      viewRoots = addNestedSubvolumes(viewRoots, diagnostics)
+    }
     viewRoots = addMountPoints(viewRoots, frozen: snapshots != nil, diagnostics)
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
     if diagnostics.failures > 0 { throw .failure }
@@ -308,10 +311,9 @@ package struct ViewRun: Sendable {
       for root in roots where try SnapshotKind.of(root.path) == .btrfs {
         var seen: [FilePath] = []
         for nested in try BtrfsSubvolume.nested(below: root.path) {
-          let names = nested.bytes.split(separator: UInt8(ascii: "/"))
           let isBelowSeen = seen.contains { path(nested.bytes[...], below: $0.bytes) != nil }
           seen.append(nested)
-          guard !names.contains(where: SnapshotDirectory.isName),
+          guard !SnapshotDirectory.holds(nested),
             !(oneFileSystem && isBelowSeen), !roots.contains(where: { $0.path == nested }),
             !hidden.contains(where: { path(nested.bytes[...], isOrIsBelow: $0.bytes) }),
             try mechanisms.markedAncestor(of: nested, followSymbolicLinks: false) == nil
@@ -519,6 +521,55 @@ package struct ViewRun: Sendable {
         return true
       }
       roots.append(ViewRoot(path: mountPoint, hidden: mine))
+    }
+    return roots
+  }
+
+  /// Gives each btrfs subvolume nested below a live ROOT a view of its
+  /// own, mounted inside the ROOT's, as a filesystem mounted there gets.
+  /// One overlay reads every subvolume of a filesystem as one layer, and
+  /// btrfs numbers each subvolume's inodes from 257 alike, so in one view a
+  /// file of a nested subvolume had the device and inode number of a file
+  /// outside it, and tar, borg, restic and rsync -H stored the one as a
+  /// hard link to the other, restoring the wrong contents. In a view of its
+  /// own its device is its own, as on the real tree. What the walk hid in
+  /// it moves to its view; a marked one, or one below a marked directory,
+  /// stays hidden. (With -x each is the empty directory `list -x` lists;
+  /// under --snapshot each is a snapshot of its own.)
+  private func addNestedSubvolumes(_ given: [ViewRoot], _ diagnostics: Diagnostics)
+    -> [ViewRoot]
+  {
+    var roots = given
+    for root in given where (try? SnapshotKind.of(root.path)) == .btrfs {
+      let nested: [FilePath]
+      do throws(SkipBackupError) {
+        nested = try BtrfsSubvolume.nested(below: root.path, skippingUnreachable: true)
+      } catch {
+        diagnostics.report(error)
+        continue
+      }
+      for subvolume in nested
+      where !roots.contains(where: { $0.path == subvolume }) && !SnapshotDirectory.holds(subvolume)
+      {
+        let point = subvolume.bytes
+        guard
+          let owner = roots.indices.filter({
+            path(point[...], below: roots[$0].path.bytes) != nil
+          }).max(by: { roots[$0].path.bytes.count < roots[$1].path.bytes.count }),
+          let inside = path(point[...], below: roots[owner].path.bytes),
+          !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) }),
+          !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
+          !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
+        else { continue }
+        let prefix = Array(inside)
+        var mine: [[UInt8]] = []
+        roots[owner].hidden.removeAll { hidden in
+          guard let below = path(hidden[...], below: prefix) else { return false }
+          mine.append(Array(below))
+          return true
+        }
+        roots.append(ViewRoot(path: subvolume, hidden: mine))
+      }
     }
     return roots
   }

@@ -246,6 +246,39 @@ import TestSupport
     #expect(!result.output.contains("secret"), "\(result)")
   }
 
+  /// Without -x, a subvolume nested in ROOT's is shown in a view of its
+  /// own, with a device of its own as on the real tree. In one overlay its
+  /// files had the device and inode numbers of files outside it (btrfs
+  /// numbers each subvolume's inodes from 257), and tar and rsync -H stored
+  /// the one as a hard link to the other, restoring the wrong contents. A
+  /// read-only snapshot nested in ROOT (snapper's `.snapshots`) has the
+  /// very inode numbers of the files it copies.
+  @Test func aNestedSubvolumesFilesAreNoHardLinksOfTheFilesOutside() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let directory = try TemporaryDirectory()
+    let script = #"""
+      cd "$1" && mkdir t && echo outer >t/f && ln t/f t/f2 &&
+        btrfs -q subvolume create t/n && echo nested >t/n/g && ln t/n/g t/n/g2 &&
+        echo s >t/n/secret && "$SB" mark t/n/secret &&
+        btrfs -q subvolume snapshot -r t/n t/frozen || exit 9
+      "$SB" run -q "$1/t" -- sh -c 'stat -c %d "$1/f" "$1/n/g" "$1/frozen/g" | sort -u | wc -l'         sh "$1/t"
+      "$SB" run -q "$1/t" -- tar -cf "$T/t.tar" -C "$1/t" . && mkdir "$T/out" &&
+        tar -xf "$T/t.tar" -C "$T/out" && cat "$T/out/f" "$T/out/n/g" "$T/out/frozen/g" &&
+        stat -c "links %h" "$T/out/f" "$T/out/n/g" "$T/out/frozen/g"
+      "$SB" run -q "$1/t" -- rsync -aH "$1/t/" "$T/r/" && cat "$T/r/f" "$T/r/n/g" &&
+        stat -c "links %h" "$T/r/f" "$T/r/n/g"
+      ls "$T/out/n" "$T/out/frozen" "$T/r/n"
+      """#
+    let result = inNamespace(script, directory, [Argument(subvolume)])
+    #expect(
+      result.lines == [
+        "3", "outer", "nested", "nested", "links 2", "links 2", "links 2", "outer", "nested",
+        "links 2", "links 2", "\(directory.path)/out/frozen:", "g", "g2", "",
+        "\(directory.path)/out/n:", "g", "g2", "", "\(directory.path)/r/n:", "g", "g2",
+      ], "\(result)")
+  }
+
   // MARK: - A file mounted on a file
 
   /// A file mounted on a file shows in the view as `status` and `list` read

@@ -634,6 +634,30 @@ import TestSupport
     #expect(try image.subvolumes() == subvolumes)
   }
 
+  /// Only the snapshot directory at a subvolume's root is the runs': a
+  /// subvolume a user keeps below a directory of that name elsewhere is
+  /// frozen and shown like any other.
+  @Test func aUsersDirectoryNamedLikeTheSnapshotDirectoryIsShown() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let deep = subvolume + "/a/deep/.skipbackup-snapshots"
+    try check(run(["mkdir", "-p", Argument(deep)]))
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(deep + "/kept")]))
+    Make.file(Bytes(deep + "/kept/g"))
+    let listed = try check(skipbackup("list", "--included", Argument(subvolume))).lines
+    #expect(listed.contains(deep + "/kept/g"), "\(listed)")
+    let subvolumes = try image.subvolumes()
+    for options in [["--snapshot"], []] {
+      let viewed = try check(
+        skipbackup(
+          arguments: ["run", "-q"] + options.map { Argument($0) } + [
+            Argument(subvolume), "--", "find", Argument(subvolume),
+          ]))
+      #expect(viewed.lines.sorted() == listed.sorted(), "\(options): \(viewed)")
+    }
+    #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+  }
+
   /// A walk of the snapshot that fails (a directory the user may not read,
   /// an item the view cannot show) deletes the snapshot before it ends,
   /// and names the item where the user knows it, not in the snapshot.
