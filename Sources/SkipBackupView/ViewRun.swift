@@ -467,9 +467,6 @@ package struct ViewRun: Sendable {
       return given
     }
     var roots = given
-    func relative(_ point: [UInt8], to root: ViewRoot) -> ArraySlice<UInt8>? {
-      path(point[...], below: root.path.bytes)
-    }
     // With -x no view is added, so each ROOT's device is looked up once.
     let devices =
       oneFileSystem && !frozen
@@ -479,11 +476,7 @@ package struct ViewRun: Sendable {
       if roots.contains(where: { $0.path.bytes == point }) { continue }
       // The deepest view the mount point is in. In a snapshot, what the
       // walk hid there is what lies below the mount, judged again below.
-      guard
-        let owner = roots.indices.filter({ relative(point, to: roots[$0]) != nil }).max(by: {
-          roots[$0].path.bytes.count < roots[$1].path.bytes.count
-        }),
-        let inside = relative(point, to: roots[owner]),
+      guard let (owner, inside) = Self.owner(of: point, in: roots),
         !roots[owner].hidden.contains(where: {
           path(inside, isOrIsBelow: $0) && !(frozen && inside.elementsEqual($0))
         }),
@@ -512,17 +505,36 @@ package struct ViewRun: Sendable {
             + "and the view cannot show; give it as a ROOT of its own; nothing was run")
         continue
       }
-      // Its marks move from the outer view to its own.
-      let prefix = Array(inside)
-      var mine: [[UInt8]] = []
-      roots[owner].hidden.removeAll { hidden in
-        guard let below = path(hidden[...], below: prefix) else { return false }
-        mine.append(Array(below))
-        return true
-      }
-      roots.append(ViewRoot(path: mountPoint, hidden: mine))
+      Self.split(&roots, owner, at: inside, as: mountPoint)
     }
     return roots
+  }
+
+  /// The deepest of `roots` that `point` is below, and `point` relative to it.
+  private static func owner(of point: [UInt8], in roots: [ViewRoot]) -> (
+    Int, ArraySlice<UInt8>
+  )? {
+    guard
+      let owner = roots.indices.filter({ path(point[...], below: roots[$0].path.bytes) != nil })
+        .max(by: { roots[$0].path.bytes.count < roots[$1].path.bytes.count }),
+      let inside = path(point[...], below: roots[owner].path.bytes)
+    else { return nil }
+    return (owner, inside)
+  }
+
+  /// Adds the view of `path`, `inside` the view `roots[owner]`, to be
+  /// mounted inside it: what the outer view hides below it moves to it.
+  private static func split(
+    _ roots: inout [ViewRoot], _ owner: Int, at inside: ArraySlice<UInt8>, as path: FilePath
+  ) {
+    let prefix = Array(inside)
+    var mine: [[UInt8]] = []
+    roots[owner].hidden.removeAll { hidden in
+      guard let below = SkipBackupCore.path(hidden[...], below: prefix) else { return false }
+      mine.append(Array(below))
+      return true
+    }
+    roots.append(ViewRoot(path: path, hidden: mine))
   }
 
   /// Gives each btrfs subvolume nested below a live ROOT a view of its
@@ -551,24 +563,12 @@ package struct ViewRun: Sendable {
       for subvolume in nested
       where !roots.contains(where: { $0.path == subvolume }) && !SnapshotDirectory.holds(subvolume)
       {
-        let point = subvolume.bytes
-        guard
-          let owner = roots.indices.filter({
-            path(point[...], below: roots[$0].path.bytes) != nil
-          }).max(by: { roots[$0].path.bytes.count < roots[$1].path.bytes.count }),
-          let inside = path(point[...], below: roots[owner].path.bytes),
+        guard let (owner, inside) = Self.owner(of: subvolume.bytes, in: roots),
           !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) }),
           !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
           !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
         else { continue }
-        let prefix = Array(inside)
-        var mine: [[UInt8]] = []
-        roots[owner].hidden.removeAll { hidden in
-          guard let below = path(hidden[...], below: prefix) else { return false }
-          mine.append(Array(below))
-          return true
-        }
-        roots.append(ViewRoot(path: subvolume, hidden: mine))
+        Self.split(&roots, owner, at: inside, as: subvolume)
       }
     }
     return roots
