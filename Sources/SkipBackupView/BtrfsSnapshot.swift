@@ -530,6 +530,15 @@ package struct SnapshotDirectory: ~Copyable {
           system_btrfsSubvolumeSetFlags(snapshot, flags & ~SnapshotFlag.readOnly)
         }
       }
+      // The kernel also asks an ordinary user for write and search access
+      // to the snapshot's root, which has the mode of the subvolume's root
+      // (0555 for a home its owner keeps read-only, say); its owner may
+      // grant them.
+      if system_geteuid() != 0, status.st_mode & 0o300 != 0o300 {
+        try check(.fchmod, snapshotPath) {
+          system_fchmod(snapshot, (status.st_mode & 0o7777) | 0o300)
+        }
+      }
       try check(.btrfsSnapshotDestroy, snapshotPath) {
         cName.withUnsafeBufferPointer { system_btrfsSnapshotDestroy(descriptor, $0.baseAddress!) }
       }

@@ -634,6 +634,24 @@ import TestSupport
     #expect(try image.subvolumes() == subvolumes)
   }
 
+  /// An ordinary user's home whose root its owner keeps at mode 0555: the
+  /// snapshot's root has that mode, and the kernel deletes a user's
+  /// subvolume only with write access to its root, which the run grants.
+  @Test func anOrdinaryUsersHomeAtMode555LeavesNoSnapshot() throws {
+    let image = try BtrfsImage(options: ["user_subvol_rm_allowed"])
+    chmod(image.directory.path, 0o755)
+    let home = try image.subvolume("home", owner: "nobody:nogroup")
+    try check(skipbackup("run", "-q", "--snapshot", Argument(home), "--", "true", asNobody: true))
+    chmod(home, 0o555)
+    let subvolumes = try image.subvolumes()
+    for _ in 0..<2 {
+      let result = skipbackup(
+        "run", "-q", "--snapshot", Argument(home), "--", "echo", "ran", asNobody: true)
+      #expect(result.status == 0 && result.lines == ["ran"] && result.errors.isEmpty, "\(result)")
+      #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
+    }
+  }
+
   /// Only the snapshot directory at a subvolume's root is the runs': a
   /// subvolume a user keeps below a directory of that name elsewhere is
   /// frozen and shown like any other.
