@@ -119,6 +119,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// subvolume nested in it that another user owns: only its owner, or
     /// root, may snapshot it.
     case nestedSubvolumeOfAnother
+    /// `run --snapshot` by an ordinary user of a ROOT whose btrfs
+    /// subvolume another user owns (a home that is a directory in root's
+    /// `/home` subvolume): only its owner, or root, may snapshot it.
+    case subvolumeOfAnother
     /// `run --snapshot` of a ROOT in a read-only btrfs subvolume: no
     /// snapshot can be made in it, and none is needed.
     case readOnlySubvolume
@@ -280,6 +284,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "a btrfs subvolume nested in a ROOT, which belongs to another user: only its "
         + "owner, or root, may snapshot it, and the ROOT's snapshot holds it empty; run as "
         + "root, or give -x to leave it out as the empty directory list -x lists; nothing was run"
+    case .subvolumeOfAnother:
+      return "its btrfs subvolume belongs to another user, and only its owner, or root, may "
+        + "snapshot it; run as root, or without --snapshot; nothing was run"
     case .danglingSymbolicLink:
       return "a symbolic link to nothing: a save writes through a link only to a file that "
         + "exists, and never turns the link into a file"

@@ -233,7 +233,14 @@ package final class Snapshot {
       taken = nil
       return
     }
-    if case .user = privilege { try subvolume.requireUserDeletion(naming: root) }
+    if case .user = privilege {
+      // Before anything is made at its root, which the user may not write.
+      guard
+        try FileItem(path: subvolume.root, followSymbolicLinks: false).status().st_uid
+          == system_geteuid()
+      else { throw SkipBackupError(refusing: .subvolumeOfAnother, path: root) }
+      try subvolume.requireUserDeletion(naming: root)
+    }
     let store: SnapshotStore
     if let keeper {
       store = keeper
@@ -330,7 +337,7 @@ package final class Snapshot {
       case (.mkdirat, .readOnlyFileSystem):
         return
           "\(path): run --snapshot cannot make its snapshot directory: the filesystem is "
-          + "read-only \(detail); nothing was run"
+          + "read-only \(detail), so it does not change: run without --snapshot; nothing was run"
       default: break
       }
     }

@@ -632,6 +632,21 @@ import TestSupport
       asNobody: true)
     #expect(dashX.lines == [home + "/theirs"], "\(dashX)")
     #expect(try image.subvolumes() == subvolumes)
+
+    // A home that is a directory in root's subvolume, which root lets the
+    // user write to: refused as another's, and nothing is made there.
+    let shared = try image.subvolume("shared")
+    chmod(shared, 0o777)
+    Make.directory(Bytes(shared + "/mine"))
+    try check(run(["chown", "nobody:nogroup", Argument(shared + "/mine")]))
+    let notTheirs = skipbackup(
+      "run", "-q", "--snapshot", Argument(shared + "/mine"), "--", "echo", "ran", asNobody: true)
+    #expect(notTheirs.status == 1 && notTheirs.output.isEmpty, "\(notTheirs)")
+    #expect(
+      notTheirs.errors == "skipbackup: \(shared)/mine: its btrfs subvolume belongs to another "
+        + "user, and only its owner, or root, may snapshot it; run as root, or without "
+        + "--snapshot; nothing was run\n", "\(notTheirs)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: shared) == ["mine"])
   }
 
   /// An ordinary user's home whose root its owner keeps at mode 0555: the
