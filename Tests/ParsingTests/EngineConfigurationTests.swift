@@ -117,6 +117,31 @@ import TestSupport
     }
   }
 
+  /// run takes every word after its options as they come (ROOTs, then
+  /// COMMAND), so a misspelt option is told as the parser tells it for
+  /// every other command, with the nearest of run's; one after a ROOT is
+  /// told that options go first.
+  @Test(arguments: [
+    (
+      ["run", "--snapshto", "r", "--", "true"],
+      "Unknown option '--snapshto'. Did you mean '--snapshot'?"
+    ),
+    (["run", "-X", "r", "--", "true"], "Unknown option '-X'. Did you mean '-x'?"),
+    (["run", "--snap", "r", "--", "true"], "Unknown option '--snap'. Did you mean '--snapshot'?"),
+    (["run", "--bogus-thing", "r", "--", "true"], "Unknown option '--bogus-thing'."),
+    (["run", "r", "--snapshot", "--", "true"], "--snapshot: options go before the ROOTs"),
+  ])
+  func runTellsAMisspeltOption(arguments: [String], says: String) {
+    do {
+      _ = try SkipBackupCommand.parseAsRoot(arguments)
+      Issue.record("\(arguments) parsed")
+    } catch {
+      #expect(SkipBackupCommand.exitCode(for: error).rawValue == 64, "\(arguments): \(error)")
+      let message = SkipBackupCommand.message(for: error)
+      #expect(message.hasPrefix(says), "\(arguments): \(message)")
+    }
+  }
+
   /// `check`'s common spellings are read without the parser, for speed;
   /// each one the fast reading takes gives the parser's configuration, and
   /// what it does not know is left to the parser.

@@ -122,11 +122,48 @@ struct RunCommand: ParsableCommand {
     // The words after the first ROOT are not parsed as options: an option
     // there would be taken for a ROOT. After a leading --, any name is a ROOT.
     if words.first != "--", let option = roots.first(where: { $0.hasPrefix("-") }) {
+      // First of the words: no option of run's, which the parser would
+      // have taken, so a misspelt one.
+      if option == roots.first { throw ValidationError(Self.unknown(option)) }
       throw ValidationError(
         "\(option): options go before the ROOTs (a ROOT that starts with - goes after a first --).")
     }
     if roots.isEmpty { throw ValidationError("Give at least one ROOT, then --, then COMMAND.") }
     if command.isEmpty { throw ValidationError("Give the COMMAND to run after ROOT... --.") }
+  }
+
+  /// The parser's own words for an option it does not know, with the
+  /// nearest of run's (two edits at most), as every other command says it.
+  private static func unknown(_ option: String) -> String {
+    let known = [
+      "--mechanism", "--one-file-system", "--sweep", "--snapshot", "--quiet", "--version",
+      "--help", "-m", "-x", "-q", "-h",
+    ]
+    let name = String(option.prefix(while: { $0 != "=" }))
+    var nearest = known.first { $0.lowercased() == name.lowercased() }
+    let prefixed = known.filter { name.count > 3 && $0.hasPrefix(name) }
+    if nearest == nil, prefixed.count == 1 { nearest = prefixed[0] }
+    if nearest == nil {
+      let scored = known.filter { $0.count > 2 }.map { ($0, distance(name, $0)) }
+      if let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 { nearest = best.0 }
+    }
+    return "Unknown option '\(option)'." + (nearest.map { " Did you mean '\($0)'?" } ?? "")
+  }
+
+  /// Levenshtein distance, by characters.
+  private static func distance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    var previous = Array(0...b.count)
+    for i in 1...max(a.count, 1) where !a.isEmpty {
+      var current = [i] + Array(repeating: 0, count: b.count)
+      for j in stride(from: 1, through: b.count, by: 1) {
+        current[j] = min(
+          previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      previous = current
+    }
+    return a.isEmpty ? b.count : previous[b.count]
   }
 
   func run() throws {
