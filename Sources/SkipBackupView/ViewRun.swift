@@ -180,6 +180,23 @@ package struct ViewRun: Sendable {
     }
     viewRoots = addMountPoints(viewRoots, frozen: snapshots != nil, diagnostics)
     viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
+    // A ROOT below a directory another ROOT's view shows empty (-x) has no
+    // place to be mounted in it.
+    for inner in viewRoots {
+      for outer in viewRoots {
+        guard let inside = path(inner.path.bytes[...], below: outer.path.bytes),
+          let emptied = outer.emptied.first(where: {
+            path(inside, isOrIsBelow: $0) && !inside.elementsEqual($0)
+          })
+        else { continue }
+        diagnostics.report(
+          "\(inner.path.escapedDescription): is inside "
+            + "\(outer.path.appending(bytes: emptied).escapedDescription), where another "
+            + "filesystem begins, which -x shows as the empty directory list -x lists for "
+            + "\(outer.path.escapedDescription); give it in a run of its own, or run without -x; "
+            + "nothing was run")
+      }
+    }
     if diagnostics.failures > 0 { throw .failure }
     if try watch.changedSinceWalk(lastWalk: number >= ChangeWatch.walks, diagnostics: diagnostics) {
       return .changedDuringWalk

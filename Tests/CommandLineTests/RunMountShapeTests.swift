@@ -246,6 +246,40 @@ import TestSupport
     #expect(!result.output.contains("secret"), "\(result)")
   }
 
+  /// With -x, a ROOT inside a nested subvolume of another ROOT, which that
+  /// ROOT's view shows empty, has no place in it: one line saying so,
+  /// COMMAND not run, live or frozen. The nested subvolume itself as a
+  /// ROOT, or the same ROOTs without -x, are shown.
+  @Test func withDashXARootInsideAnotherRootsEmptiedDirectoryIsRefused() throws {
+    let image = try BtrfsImage()
+    let outer = try image.subvolume("sv")
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(outer + "/n")]))
+    try check(run(["mkdir", "-p", Argument(outer + "/n/x")]))
+    Make.file(Bytes(outer + "/n/x/f"))
+    for options in [["-x"], ["-x", "--snapshot"]] {
+      let refused = skipbackup(
+        arguments: ["run", "-q"] + options.map { Argument($0) } + [
+          Argument(outer), Argument(outer + "/n/x"), "--", "echo", "ran",
+        ])
+      #expect(refused.status == 1 && refused.output.isEmpty, "\(options): \(refused)")
+      #expect(
+        refused.errors == "skipbackup: \(outer)/n/x: is inside \(outer)/n, where another "
+          + "filesystem begins, which -x shows as the empty directory list -x lists for "
+          + "\(outer); give it in a run of its own, or run without -x; nothing was run\n",
+        "\(options): \(refused)")
+    }
+    for options in [["-x"], [], ["--snapshot"]] {
+      let root = options.isEmpty || options == ["--snapshot"] ? outer + "/n/x" : outer + "/n"
+      let shown = skipbackup(
+        arguments: ["run", "-q"] + options.map { Argument($0) } + [
+          Argument(outer), Argument(root), "--", "find", Argument(outer + "/n/x"),
+        ])
+      #expect(
+        shown.status == 0 && shown.lines == [outer + "/n/x", outer + "/n/x/f"],
+        "\(options): \(shown)")
+    }
+  }
+
   /// Without -x, a subvolume nested in ROOT's is shown in a view of its
   /// own, with a device of its own as on the real tree. In one overlay its
   /// files had the device and inode numbers of files outside it (btrfs
