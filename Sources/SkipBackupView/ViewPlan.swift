@@ -53,6 +53,8 @@ package final class ViewVisitor: ReportingVisitor {
   /// With -x, the directories on another filesystem this thread met and
   /// did not enter, relative to the root.
   package var otherFilesystems: [[UInt8]] = []
+  /// The items this thread could not read for want of permission.
+  package var denied = 0
 
   package init(mechanisms: MechanismSet, privilege: MountNamespace.Privilege, reporter: Reporter) {
     self.mechanisms = mechanisms
@@ -86,6 +88,7 @@ package final class ViewVisitor: ReportingVisitor {
         entry.item, type: entry.type, isRoot: entry.depth == 0, mechanisms: mechanisms,
         overlayNamespace: overlayNamespace)
     } catch {
+      if error.errno == .permissionDenied { denied += 1 }
       return reporter.unreadable(error, at: entry)
     }
     // "/" walks as "/a"; any other root as "ROOT/a".
@@ -118,6 +121,11 @@ package final class ViewVisitor: ReportingVisitor {
           + "for a whiteout and would not show; \(Self.fallback)")
       return .skipChildren
     }
+  }
+
+  package func walkFailed(_ error: SkipBackupError) {
+    if error.errno == .permissionDenied { denied += 1 }
+    reporter.report(error)
   }
 
   /// What the view does with an item.

@@ -155,6 +155,13 @@ package struct ViewRun: Sendable {
       }
     }
     // A directory that could not be read may hold marks: the view would not be exact.
+    let denied = run.visitors.map(\.denied).reduce(0, +)
+    if denied > 0 {
+      diagnostics.report(
+        "nothing was run: \(denied == 1 ? "the item above" : "the \(denied) items above") could "
+          + "not be read, and may hold a marked item the view could not hide; make "
+          + "\(denied == 1 ? "it" : "them") readable to you (chmod, or an ACL), or run as root")
+    }
     try run.finish()
     // COMMAND gets /run and /tmp as they are when ROOT is /: a mark the
     // walk found there could not be honoured. One line each, which may

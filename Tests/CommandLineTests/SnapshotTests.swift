@@ -707,6 +707,11 @@ import TestSupport
       "run", "-q", "--snapshot", Argument(home), "--", "echo", "ran", asNobody: true)
     #expect(unreadable.status == 1 && unreadable.output.isEmpty, "\(unreadable)")
     #expect(unreadable.errors.hasPrefix("skipbackup: \(home)/private: "), "\(unreadable)")
+    #expect(
+      unreadable.errors.hasSuffix(
+        "\nskipbackup: nothing was run: the item above could not be read, and may hold a "
+          + "marked item the view could not hide; make it readable to you (chmod, or an ACL), "
+          + "or run as root\n"), "\(unreadable)")
     #expect(try image.subvolumes() == subvolumes, "a snapshot is left")
     #expect(mknod(home + "/whiteout", S_IFCHR | 0o644, 0) == 0)
     let whiteout = skipbackup("run", "-q", "--snapshot", Argument(home), "--", "echo", "ran")
