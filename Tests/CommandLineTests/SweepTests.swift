@@ -1007,9 +1007,10 @@ extension CLITests {
         .appendingPathComponent("../../dist/systemd").standardized.path
       let runtime = try TemporaryDirectory()
       let files = [
-        "skipbackup-sweep.service", "skipbackup-sweep.timer", "skipbackup-backup.service",
+        "systemd/skipbackup-sweep.service", "systemd/skipbackup-sweep.timer",
+        "examples/skipbackup-backup.service",
       ].map {
-        Argument(units + "/" + $0)
+        Argument(units + "/../" + $0)
       }
       let result = run(
         ["systemd-analyze", "--user", "verify"] + files,
