@@ -666,8 +666,9 @@ package struct ViewRun: Sendable {
         "\(root.path.escapedDescription): a filesystem is mounted below it, at "
           + "\(FilePath(bytes: point).escapedDescription), and the kernel lets no overlay made "
           + "by an ordinary user cover a mount, with -x or without (overlayfs: \"failed to "
-          + "clone lowerpath\"): run as root, or give the directories beside the mount as "
-          + "ROOTs; nothing was run")
+          + "clone lowerpath\"): run as root, give the directories beside the mount as "
+          + "ROOTs, or, on a btrfs subvolume of yours, add --snapshot, whose view covers no "
+          + "mount; nothing was run")
     }
   }
 

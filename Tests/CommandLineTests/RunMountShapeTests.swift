@@ -169,6 +169,7 @@ import TestSupport
         )
       }, "\(result)")
     #expect(errors.last?.contains("at \(directory.path)/t/f,") == true, "\(result)")
+    #expect(errors.allSatisfy { $0.contains("or, on a btrfs subvolume of yours, add --snapshot") })
   }
 
   // MARK: - -x and mount points
