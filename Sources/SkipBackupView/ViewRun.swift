@@ -724,6 +724,13 @@ package struct ViewRun: Sendable {
     case (.setxattr, .notSupported), (.fsetxattr, .notSupported), (.setxattrat, .notSupported):
       return
         "\(path): its extended attribute \(error.attribute.map { "\($0)" } ?? "") cannot be copied to the view's layer: tmpfs keeps user.* attributes only from Linux 6.6 \(detail); the view would not show it, so nothing was run"
+    case (.setxattr, .invalidArgument), (.fsetxattr, .invalidArgument),
+      (.setxattrat, .invalidArgument)
+    where error.attribute.map({ "\($0)".hasPrefix("system.posix_acl_") }) == true:
+      return
+        "\(path): its ACL names a user or group other than yours, which the view's layer "
+        + "cannot carry: only your own user and group are mapped in this user namespace (root "
+        + "can show every ACL) \(detail); run as root; nothing was run"
     case (.fchown, _):
       return
         "\(path): its owner or group cannot be copied to the view's layer: only your own user and group are mapped in this user namespace (root can show every owner) \(detail); nothing was run"
