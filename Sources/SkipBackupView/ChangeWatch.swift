@@ -457,7 +457,7 @@ package struct ChangeWatch: ~Copyable {
       return try FileItem.withItem(path, below: roots[root].descriptor, rootPath: roots[root].path)
       { (item) throws(SkipBackupError) -> Bool in
         switch recorder.watch(item, as: .walked) {
-        case .gone: return true
+        case .gone, .unchanging: return true
         case .failed: return false
         case .watched(let key, let alone):
           let walked = places[key] != nil
@@ -703,6 +703,8 @@ package final class WatchRecorder {
     /// Watched: its key, and whether by a mark of its own.
     case watched(key: ByteKey, alone: Bool)
     case gone
+    /// Nothing in it can change: no watch is needed.
+    case unchanging
     case failed
   }
 
@@ -731,12 +733,21 @@ package final class WatchRecorder {
     var filesystem = byMount[mountID]
     if filesystem == nil || filesystem!.hasSubvolumes {
       // A subvolume shares its filesystem's mount: its device tells it.
-      let device: UInt64
+      let status: stat
       do throws(SkipBackupError) {
-        device = UInt64(try item.status().st_dev)
+        status = try item.status()
       } catch {
         return fail(error, kind)
       }
+      // btrfs's stand-in for a subvolume that was nested in the one a
+      // snapshot was taken of (inode 2, BTRFS_EMPTY_SUBVOL_DIR_OBJECTID in
+      // linux/btrfs_tree.h; never the first directory of its mount): an
+      // empty directory in which nothing can be made, even by root
+      // (EPERM). fanotify refuses to mark it (EXDEV: its device is not its
+      // subvolume's), which left unwatched every tree holding a snapshot
+      // of a tree with a nested subvolume (snapper's .snapshots, say).
+      if filesystem?.hasSubvolumes == true, status.st_ino == 2 { return .unchanging }
+      let device = UInt64(status.st_dev)
       filesystem = byDevice[device] ?? examine(item, whole: wantsWhole)
       byDevice[device] = filesystem
       if byMount[mountID] == nil { byMount[mountID] = filesystem }

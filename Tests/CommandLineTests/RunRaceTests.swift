@@ -273,6 +273,31 @@ import TestSupport
     #expect(quiet.status == 0 && quiet.errors.isEmpty, "\(quiet)")
   }
 
+  /// The same in a tree holding snapshots taken while a subvolume was
+  /// nested in their source (snapper's `.snapshots`): each holds btrfs's
+  /// stand-in for the nested one, which nothing can change and which
+  /// fanotify refuses to mark (EXDEV). It is left unwatched; before, the
+  /// whole ROOT went unwatched, with a note.
+  @Test func aTreeHoldingSnapshotsOfNestedSubvolumesIsWatched() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let place = try Place(.root, rootIn: subvolume + "/root")
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(place.root + "/n")]))
+    Make.directory(Bytes(place.root + "/.snap"))
+    for number in 1...2 {
+      try check(
+        run([
+          "btrfs", "-q", "subvolume", "snapshot", "-r", Argument(subvolume),
+          Argument(place.root + "/.snap/\(number)"),
+        ]))
+    }
+    let quiet = place.view("true")
+    #expect(quiet.status == 0 && quiet.errors.isEmpty, "\(quiet)")
+    let counts = try renameLoop(place, runs: 60)
+    #expect(counts.shown == 0, "\(counts)")
+    #expect(counts.other.isEmpty, "\(counts): \(counts.other.prefix(3))")
+  }
+
   // MARK: - Once the view is mounted
 
   /// `change`, made outside the run once its view is mounted, just before
