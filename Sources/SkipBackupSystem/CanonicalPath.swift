@@ -40,6 +40,19 @@ package func path(_ path: ArraySlice<UInt8>, below directory: some Bidirectional
   return path[(path.startIndex + prefix.count + 1)...]
 }
 
+/// ``path(_:below:)`` for a directory held as an array: the generic one,
+/// called across modules, looked up its slice type's metadata at each call,
+/// and a run over 1,000 nested subvolumes compares a million pairs (0.4 s
+/// of `run -- true`'s user time).
+package func path(_ path: ArraySlice<UInt8>, below directory: [UInt8]) -> ArraySlice<UInt8>? {
+  let slash = UInt8(ascii: "/")
+  let length = directory.last == slash ? directory.count - 1 : directory.count
+  guard path.count > length + 1, path[path.startIndex + length] == slash,
+    path.prefix(length).elementsEqual(directory.prefix(length))
+  else { return nil }
+  return path[(path.startIndex + length + 1)...]
+}
+
 /// Whether `path` is `directory` or below it (``path(_:below:)``).
 package func path(
   _ path: ArraySlice<UInt8>, isOrIsBelow directory: some BidirectionalCollection<UInt8>

@@ -115,7 +115,7 @@ package struct ViewRun: Sendable {
         visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.reporter.shownRoot =
-          snapshots == nil ? nil : (viewRoots[index].real.bytes, viewRoots[index].path.bytes)
+          snapshots == nil ? nil : (viewRoots[index].real.bytes, viewRoots[index].pathBytes)
         visitor.hidden = []
         visitor.otherFilesystems = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
@@ -128,9 +128,9 @@ package struct ViewRun: Sendable {
       // A marked subvolume nested in this ROOT, held empty by its snapshot.
       for subvolume in hiddenSubvolumes
       where viewRoots.indices.last(where: {
-        path(subvolume.bytes[...], below: viewRoots[$0].path.bytes) != nil
+        path(subvolume.bytes[...], below: viewRoots[$0].pathBytes) != nil
       }) == index {
-        found.append(Array(path(subvolume.bytes[...], below: viewRoots[index].path.bytes)!))
+        found.append(Array(path(subvolume.bytes[...], below: viewRoots[index].pathBytes)!))
       }
       // A subvolume's root shows no snapshot directory, nor anything marked in it.
       if let snapshots, snapshots.roots[index].inside.isEmpty {
@@ -186,12 +186,12 @@ package struct ViewRun: Sendable {
       viewRoots = addNestedSubvolumes(viewRoots, diagnostics)
     }
     viewRoots = addMountPoints(viewRoots, frozen: snapshots != nil, diagnostics)
-    viewRoots.sort { $0.path.bytes.count < $1.path.bytes.count }
+    viewRoots.sort { $0.pathBytes.count < $1.pathBytes.count }
     // A ROOT below a directory another ROOT's view shows empty (-x) has no
     // place to be mounted in it.
-    for inner in viewRoots {
-      for outer in viewRoots {
-        guard let inside = path(inner.path.bytes[...], below: outer.path.bytes),
+    for outer in viewRoots where !outer.emptied.isEmpty {
+      for inner in viewRoots {
+        guard let inside = path(inner.pathBytes[...], below: outer.pathBytes),
           let emptied = outer.emptied.first(where: {
             path(inside, isOrIsBelow: $0) && !inside.elementsEqual($0)
           })
@@ -233,11 +233,11 @@ package struct ViewRun: Sendable {
       // become a link since (ENOTDIR, nothing mounted).
       let owners = viewRoots.indices.map { index in
         viewRoots.indices.last {
-          path(viewRoots[index].path.bytes[...], below: viewRoots[$0].path.bytes) != nil
+          path(viewRoots[index].pathBytes[...], below: viewRoots[$0].pathBytes) != nil
         }
       }
       func inside(_ index: Int, _ owner: Int) -> [UInt8] {
-        Array(path(viewRoots[index].path.bytes[...], below: viewRoots[owner].path.bytes)!)
+        Array(path(viewRoots[index].pathBytes[...], below: viewRoots[owner].pathBytes)!)
       }
       // Opened in the new namespace (overlayfs takes layers from the
       // caller's namespace only) and before anything is mounted there.
@@ -497,7 +497,7 @@ package struct ViewRun: Sendable {
       ? roots.map { try? FileItem(path: $0.path, followSymbolicLinks: false).status().st_dev } : []
     var seen: Set<[UInt8]> = []
     for point in points.sorted(by: { $0.count < $1.count }) where seen.insert(point).inserted {
-      if roots.contains(where: { $0.path.bytes == point }) { continue }
+      if roots.contains(where: { $0.pathBytes == point }) { continue }
       // The deepest view the mount point is in. In a snapshot, what the
       // walk hid there is what lies below the mount, judged again below.
       guard let (owner, inside) = Self.owner(of: point, in: roots),
@@ -539,9 +539,9 @@ package struct ViewRun: Sendable {
     Int, ArraySlice<UInt8>
   )? {
     guard
-      let owner = roots.indices.filter({ path(point[...], below: roots[$0].path.bytes) != nil })
-        .max(by: { roots[$0].path.bytes.count < roots[$1].path.bytes.count }),
-      let inside = path(point[...], below: roots[owner].path.bytes)
+      let owner = roots.indices.filter({ path(point[...], below: roots[$0].pathBytes) != nil })
+        .max(by: { roots[$0].pathBytes.count < roots[$1].pathBytes.count }),
+      let inside = path(point[...], below: roots[owner].pathBytes)
     else { return nil }
     return (owner, inside)
   }
@@ -659,7 +659,7 @@ package struct ViewRun: Sendable {
     }
     for root in roots {
       guard
-        let point = points.filter({ path($0[...], below: root.path.bytes) != nil })
+        let point = points.filter({ path($0[...], below: root.pathBytes) != nil })
           .min(by: { $0.count < $1.count })
       else { continue }
       diagnostics.report(
