@@ -82,7 +82,17 @@ package struct BtrfsSubvolume {
     var pending = [holding.root]
     while !pending.isEmpty {
       let parent = pending.removeFirst()
-      for child in try children(of: parent, skippingUnreachable: skippingUnreachable) {
+      let kids: [FilePath]
+      do throws(SkipBackupError) {
+        kids = try children(of: parent, skippingUnreachable: skippingUnreachable)
+      } catch {
+        // One found but unreadable (another user's, mode 0700): what it
+        // holds is left out with it, as a walk leaves it.
+        guard skippingUnreachable, error.errno == .permissionDenied, parent != holding.root
+        else { throw error }
+        continue
+      }
+      for child in kids {
         guard path(child.bytes[...], below: root.bytes) != nil,
           let place = try? ItemPlace(of: child),
           place.inode == SnapshotFlag.subvolumeRootInode, place.mountID == holding.mountID
@@ -206,13 +216,14 @@ package struct SnapshotDirectory: ~Copyable {
         && rest.dropFirst().allSatisfy { (0x30...0x39).contains($0) })
   }
 
-  /// Whether the subvolume at `path` is one in a snapshot directory: its
-  /// parent has a snapshot directory's name and is at a subvolume's root,
-  /// where runs keep them; a directory of that name anywhere else is a
-  /// user's own.
+  /// Whether the subvolume at `path` is a run's snapshot: named `run-…`,
+  /// in a directory with a snapshot directory's name at a subvolume's
+  /// root, where runs keep them; anything else is a user's own.
   static func holds(_ path: FilePath) -> Bool {
     let names = path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-    guard names.count >= 3, isName(names[names.count - 2]) else { return false }
+    guard names.count >= 3, isName(names[names.count - 2]),
+      names[names.count - 1].starts(with: prefix)
+    else { return false }
     let above = Array(names.dropLast(2).joined(separator: [UInt8(ascii: "/")]))
     let parent = FilePath(bytes: above.isEmpty ? [UInt8(ascii: "/")] : above)
     return (try? ItemPlace(of: parent))?.inode == SnapshotFlag.subvolumeRootInode

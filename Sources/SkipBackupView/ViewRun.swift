@@ -134,13 +134,15 @@ package struct ViewRun: Sendable {
       }
       // A subvolume's root shows no snapshot directory, nor anything marked in it.
       if let snapshots, snapshots.roots[index].inside.isEmpty {
-        // What is hidden below one is hidden with it (each user's is marked).
+        // What is hidden below the user's is hidden with it (another
+        // user's is marked, and a walk hides it whole).
+        let ours = SnapshotDirectory.names(
+          in: snapshots.snapshots[snapshots.roots[index].snapshot].descriptor)
         found = found.map {
           let first = Array($0.split(separator: 0x2F, maxSplits: 1).first ?? [])
-          return SnapshotDirectory.isName(first) ? first : $0
+          return ours.contains(first) ? first : $0
         }
-        found += SnapshotDirectory.names(
-          in: snapshots.snapshots[snapshots.roots[index].snapshot].descriptor)
+        found += ours
       }
       let sorted = found.sorted { $0.lexicographicallyPrecedes($1) }
       var hidden: [[UInt8]] = []
@@ -182,10 +184,12 @@ package struct ViewRun: Sendable {
       }
     }
     // A ROOT's view is mounted before the view of a ROOT inside it.
-    if snapshots == nil && !oneFileSystem {
-      viewRoots = addNestedSubvolumes(viewRoots, diagnostics)
-    }
+    let live = snapshots == nil && !oneFileSystem
+    if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
     viewRoots = addMountPoints(viewRoots, frozen: snapshots != nil, diagnostics)
+    // And those below a filesystem mounted in a ROOT, now a view of its own
+    // (a user's subvolumes in /home, mounted from @home, below ROOT /).
+    if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
     viewRoots.sort { $0.pathBytes.count < $1.pathBytes.count }
     // A ROOT below a directory another ROOT's view shows empty (-x) has no
     // place to be mounted in it.

@@ -314,6 +314,45 @@ import TestSupport
       ], "\(result)")
   }
 
+  /// A subvolume below a filesystem mounted in ROOT (a user's subvolume
+  /// in /home, mounted from @home, below ROOT /; here a subvolume bound
+  /// into ROOT, and one bound onto itself) gets a view of its own too.
+  @Test func aSubvolumeBelowAMountInRootGetsAViewOfItsOwn() throws {
+    let image = try BtrfsImage()
+    let subvolume = try image.subvolume("sv")
+    let directory = try TemporaryDirectory()
+    let script = #"""
+      cd "$1" && btrfs -q subvolume create other && echo O >other/of && ln other/of other/of2 &&
+        btrfs -q subvolume create other/s && echo S >other/s/sf && ln other/s/sf other/s/sf2 &&
+        mkdir -p t/b && mount --bind "$1/other" "$1/t/b" &&
+        btrfs -q subvolume create t/n && btrfs -q subvolume create t/n/m && echo M >t/n/m/f &&
+        mount --bind "$1/t/n" "$1/t/n" || exit 9
+      "$SB" run -q "$1/t" -- stat -c %d "$1/t/b/of" "$1/t/b/s/sf" "$1/t/n/m/f" | sort -u | wc -l
+      "$SB" run -q "$1/t" -- tar -cf "$T/t.tar" -C "$1/t" . && tar -tvf "$T/t.tar" |
+        awk '/ link to /{print $(NF-3), "->", $NF}'
+      """#
+    let result = inNamespace(script, directory, [Argument(subvolume)])
+    #expect(
+      result.lines == ["3", "./b/of2 -> ./b/of", "./b/s/sf2 -> ./b/s/sf"], "\(result)")
+  }
+
+  /// An ordinary user's tree holding a marked subvolume they may not read
+  /// (root's, mode 0700): hidden unread, as `list` leaves it.
+  @Test func anOrdinaryUsersUnreadableMarkedSubvolumeIsHiddenUnread() throws {
+    let image = try BtrfsImage()
+    chmod(image.directory.path, 0o755)
+    let home = try image.subvolume("home", owner: "nobody:nogroup")
+    Make.file(Bytes(home + "/kept"))
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(home + "/rootcache")]))
+    chmod(home + "/rootcache", 0o700)
+    try check(skipbackup("mark", Argument(home + "/rootcache")))
+    let listed = try check(skipbackup("list", "--included", Argument(home), asNobody: true))
+    #expect(listed.lines == [home, home + "/kept"], "\(listed)")
+    let viewed = skipbackup(
+      "run", "-q", Argument(home), "--", "find", Argument(home), asNobody: true)
+    #expect(viewed.status == 0 && viewed.lines.sorted() == listed.lines, "\(viewed)")
+  }
+
   // MARK: - A file mounted on a file
 
   /// A file mounted on a file shows in the view as `status` and `list` read

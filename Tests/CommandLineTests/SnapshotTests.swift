@@ -677,8 +677,15 @@ import TestSupport
     try check(run(["mkdir", "-p", Argument(deep)]))
     try check(run(["btrfs", "-q", "subvolume", "create", Argument(deep + "/kept")]))
     Make.file(Bytes(deep + "/kept/g"))
+    // At the subvolume's root, with a user ID's ending, and a marked file.
+    let own = subvolume + "/.skipbackup-snapshots.7"
+    Make.directory(Bytes(own))
+    try check(run(["btrfs", "-q", "subvolume", "create", Argument(own + "/s")]))
+    Make.file(Bytes(own + "/s/f"))
+    Make.file(Bytes(own + "/secret"))
+    try check(skipbackup("mark", Argument(own + "/secret")))
     let listed = try check(skipbackup("list", "--included", Argument(subvolume))).lines
-    #expect(listed.contains(deep + "/kept/g"), "\(listed)")
+    #expect(listed.contains(deep + "/kept/g") && listed.contains(own + "/s/f"), "\(listed)")
     let subvolumes = try image.subvolumes()
     for options in [["--snapshot"], []] {
       let viewed = try check(
