@@ -88,7 +88,8 @@ private final class ListVisitor: ReportingVisitor {
     } catch {
       return reporter.unreadable(error, at: entry)
     }
-    let excluded = !marks.isEmpty
+    // The rule the Swift sequence `MechanismSet.excludedItems(under:)` follows too.
+    let (excluded, next) = excludedItemDecision(marks: marks)
     if excluded == wantsExcluded {
       if terminator == 0 {
         output.write(entry.pathBytes)
@@ -98,6 +99,6 @@ private final class ListVisitor: ReportingVisitor {
       output.write(terminator)
       output.endRecord()
     }
-    return excluded ? .skipChildren : .descend
+    return next
   }
 }

@@ -107,12 +107,11 @@ private final class StatusVisitor: ReportingVisitor {
     } catch {
       return reporter.unreadable(error, at: entry)
     }
-    // The nearest marked directory: one in the walk, or else one above the root.
-    let inheritedFrom = entry.markedAncestorLength.map { Array(entry.pathBytes[..<$0]) } ?? above
+    // The rules the Swift sequence `MechanismSet.statuses(under:)` follows too.
     report.write(
-      entry.pathBytes, marks: read.marks, inheritedFrom: inheritedFrom, sweepRule: read.rule,
-      forms: read.forms)
-    return read.marks.isEmpty ? .descend : .descendMarked
+      entry.pathBytes, marks: read.marks, inheritedFrom: entry.inheritedFrom(above: above),
+      sweepRule: read.rule, forms: read.forms)
+    return statusDecision(marks: read.marks)
   }
 }
 

@@ -91,9 +91,7 @@ package final class Reporter {
   package func marks(
     _ mechanisms: MechanismSet, of entry: borrowing TreeEntry, holdsOwnNames: inout Bool
   ) throws(SkipBackupError) -> MechanismSet {
-    holdsOwnNames = false
-    guard entry.type.isRegularOrDirectory else { return [] }
-    return try mechanisms.marks(on: entry.item, holdsOwnNames: &holdsOwnNames)
+    try entry.marks(mechanisms, holdsOwnNames: &holdsOwnNames)
   }
 
   /// What a visitor says of an entry it could not read, the same in every
@@ -112,7 +110,7 @@ package final class Reporter {
   /// failures on its screen rather than reporting them. ROOT gone is a
   /// failure, not an entry to look for again.
   package func isVanished(_ error: SkipBackupError, at entry: borrowing TreeEntry) -> Bool {
-    error.isNoSuchFile && entry.depth > 0
+    entry.isVanished(by: error)
   }
 }
 

@@ -132,6 +132,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// others may write (as /tmp): never followed nor written, as the
     /// kernel's `fs.protected_symlinks` and `fs.protected_regular` refuse.
     case anotherUsersItemInSharedDirectory
+    /// A walk of ``path`` (a tree query) that went on past what it could
+    /// not read: each failure, by its own path, in the order met. What the
+    /// query answered leaves out what is below each.
+    case itemsUnread([SkipBackupError])
   }
 
   /// The failure of `call` with `errno` on the item at `path`.
@@ -150,6 +154,26 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     self.cause = .refused(refusal)
     self.path = path
     self.fileType = fileType
+  }
+
+  /// The failures behind this error: for a tree query that could not read
+  /// several items below its root, each of them, by its own path; for any
+  /// other error, the error itself.
+  public var unreadItems: [SkipBackupError] {
+    if case .refused(.itemsUnread(let failures)) = cause { return failures }
+    return [self]
+  }
+
+  /// The one error a walk of `root` ends with after it could not read
+  /// `failures` (at least one): a single failure as it is, several under
+  /// `root`, each by its path.
+  package init(unread failures: [SkipBackupError], under root: FilePath) {
+    precondition(!failures.isEmpty)
+    if failures.count == 1 {
+      self = failures[0]
+    } else {
+      self.init(refusing: .itemsUnread(failures), path: root)
+    }
   }
 
   /// The error number the call set; `nil` for a refusal.
@@ -295,6 +319,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "\(what) that another user owns, in a sticky directory others may write (as /tmp): "
         + "it is neither followed nor written, as the kernel's fs.protected_symlinks and "
         + "fs.protected_regular refuse; nothing was written (choose a name of your own there)"
+    case .itemsUnread(let failures):
+      return "\(failures.count) items below could not be read, and what is below each is "
+        + "left out: " + failures.map(\.description).joined(separator: "; ")
     }
   }
 

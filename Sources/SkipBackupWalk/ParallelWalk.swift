@@ -66,7 +66,7 @@ final class WorkSharing: @unchecked Sendable {
   /// Queues `task` for an idle walker; `false` when the queue is full.
   func offer(_ task: Task) -> Bool {
     lock.withLock {
-      guard tasks.count < limit, !done else { return false }
+      guard tasks.count < limit, !done, !options.isStopped else { return false }
       tasks.append(task)
       queued.store(tasks.count, ordering: .relaxed)
       if idle > 0 { lock.signal() }
@@ -85,6 +85,15 @@ final class WorkSharing: @unchecked Sendable {
         hungry.store(idle, ordering: .relaxed)
       }
       while true {
+        if options.isStopped {
+          // Asked to stop: what is queued is closed, not walked.
+          for task in tasks { _ = system_close(task.descriptor) }
+          tasks.removeAll()
+          queued.store(0, ordering: .relaxed)
+          done = true
+          lock.broadcast()
+          return nil
+        }
         if let task = tasks.popLast() {
           queued.store(tasks.count, ordering: .relaxed)
           return task

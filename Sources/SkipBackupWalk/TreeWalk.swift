@@ -1,6 +1,7 @@
 import SkipBackupMarks
 import SkipBackupSystem
 import CXattr
+import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -109,14 +110,39 @@ package struct TreeWalkOptions: Sendable {
   /// without a call per entry. The frame's buffer then grows to hold the
   /// whole listing.
   package var wholeListings = false
+  /// Asked from another thread to end the walk early: each walker closes
+  /// its directories at its next entry, the queued ones are closed, and
+  /// nothing vanished is looked up again.
+  package var stop: WalkStop?
 
   package init(
-    oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false, wholeListings: Bool = false
+    oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false, wholeListings: Bool = false,
+    stop: WalkStop? = nil
   ) {
     self.oneFileSystem = oneFileSystem
     self.followRootSymbolicLink = followRootSymbolicLink
     self.wholeListings = wholeListings
+    self.stop = stop
   }
+}
+
+/// A request that a walk end before it has seen everything: the consumer of
+/// a tree query that stopped iterating (``TreeQuery``). Read without a lock
+/// at every entry, written once.
+package final class WalkStop: Sendable {
+  private let requested = Atomic<Bool>(false)
+
+  package init() {}
+
+  /// Asks every walker of the walk to stop.
+  package func request() { requested.store(true, ordering: .relaxed) }
+
+  package var isRequested: Bool { requested.load(ordering: .relaxed) }
+}
+
+extension TreeWalkOptions {
+  /// Whether the walk was asked to stop.
+  var isStopped: Bool { stop?.isRequested ?? false }
 }
 
 /// What a walk met besides what it visited.
@@ -215,7 +241,9 @@ package func walkTree(
   var lastLook = TreeWalker(
     options: options, rootDevice: start.rootDevice, visitor: first, sharing: nil,
     startsHelpers: false, keepsVanished: false)
-  for entry in vanished where !lastLook.revisit(entry) { counts.vanished += 1 }
+  for entry in vanished where !options.isStopped && !lastLook.revisit(entry) {
+    counts.vanished += 1
+  }
   counts.vanished += lastLook.counts.vanished
   return counts
 }
@@ -347,6 +375,10 @@ struct TreeWalker: ~Copyable {
       descriptor: task.descriptor, pathLength: path.count, depth: task.depth,
       markedAncestorLength: task.markedAncestorLength)
     while let top = frames.top {
+      if options.isStopped {
+        while frames.top != nil { frames.pop() }
+        return
+      }
       guard let record = nextRecord(top) else {
         frames.pop()
         continue

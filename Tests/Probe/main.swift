@@ -11,6 +11,14 @@
 //   skipbackup-probe write TEXT...        each TEXT and a newline through the
 //                                         tool's Output, flushed one by one
 //   skipbackup-probe list ROOT            the ListRun engine, as `list ROOT`
+//   skipbackup-probe excluded ROOT        MechanismSet.all.excludedItems(under:):
+//                                         each path and a NUL
+//   skipbackup-probe statuses ROOT        MechanismSet.all.statuses(under:):
+//                                         "1 PATH" (excluded) or "0 PATH" and a NUL
+//
+// excluded and statuses end with the error the sequence threw after its
+// last item, if any: its description, then each unread item's path, a
+// line each, on standard error, and exit 1.
 //
 // Prints "ok" and any value in hex, or the error's description and then
 // "errno N" on a line of its own; exits 0 or 1. write and list print what
@@ -57,6 +65,28 @@ case "list":
   do throws(ReportedFailure) {
     try ListRun(roots: [FilePath(arguments[2])], mechanisms: .all).run()
   } catch {
+    exit(1)
+  }
+  exit(0)
+case "excluded", "statuses":
+  let root = FilePath(arguments[2])
+  var written: [UInt8] = []
+  do throws(SkipBackupError) {
+    if arguments[1] == "excluded" {
+      for try await item in MechanismSet.all.excludedItems(under: root) {
+        written += item.path.bytes + [0]
+      }
+    } else {
+      for try await entry in MechanismSet.all.statuses(under: root) {
+        written += Array((entry.status.isExcluded ? "1 " : "0 ").utf8) + entry.path.bytes + [0]
+      }
+    }
+    _ = OutputDescriptor.writeAll(written, to: 1)
+  } catch {
+    _ = OutputDescriptor.writeAll(written, to: 1)
+    let unread = error.unreadItems.map { $0.path.escapedDescription }
+    _ = OutputDescriptor.writeAll(
+      ([error.description] + unread).joined(separator: "\n") + "\n", to: 2)
     exit(1)
   }
   exit(0)

@@ -208,7 +208,7 @@ public func getfattrMarkedPaths(_ root: String) -> [[UInt8]] {
 
 /// getfattr writes control characters and backslashes in a file name as
 /// `\ooo` (octal); other bytes are written as they are.
-private func unescapeGetfattr(_ escaped: [UInt8]) -> [UInt8] {
+public func unescapeGetfattr(_ escaped: [UInt8]) -> [UInt8] {
   var result: [UInt8] = []
   var index = 0
   while index < escaped.count {
