@@ -69,16 +69,25 @@ case "list":
   }
   exit(0)
 case "excluded", "statuses":
+  // Written 64 KiB at a time, as the tool's Output does: a consumer whose
+  // own memory stays flat, for docs/performance.md's measurements too.
   let root = FilePath(arguments[2])
   var written: [UInt8] = []
+  func write(_ bytes: [UInt8]) {
+    written += bytes
+    if written.count >= 65_536 {
+      _ = OutputDescriptor.writeAll(written, to: 1)
+      written.removeAll(keepingCapacity: true)
+    }
+  }
   do throws(SkipBackupError) {
     if arguments[1] == "excluded" {
       for try await item in MechanismSet.all.excludedItems(under: root) {
-        written += item.path.bytes + [0]
+        write(item.path.bytes + [0])
       }
     } else {
       for try await entry in MechanismSet.all.statuses(under: root) {
-        written += Array((entry.status.isExcluded ? "1 " : "0 ").utf8) + entry.path.bytes + [0]
+        write(Array((entry.status.isExcluded ? "1 " : "0 ").utf8) + entry.path.bytes + [0])
       }
     }
     _ = OutputDescriptor.writeAll(written, to: 1)
