@@ -1,7 +1,10 @@
 /// A shell pattern on bytes, as `fnmatch(3)` reads it with `FNM_PATHNAME`:
 /// `*` and `?` and `[...]` (`[!...]` or `[^...]` negated, ranges such as
 /// `[a-z]`) match within one path component, never a `/`; `\` quotes the
-/// next byte. A pattern without those is matched byte for byte.
+/// next byte. A pattern without those is matched byte for byte. POSIX's
+/// `[:class:]`, `[=e=]` and `[.c.]` inside a bracket are not read: their
+/// bytes are members of the bracket as written. `\/` is a `/` after a `*`
+/// too, where glibc's `fnmatch` never matches it.
 package struct Glob: Hashable, Sendable {
   package let pattern: [UInt8]
   /// Whether the pattern holds no wildcard, so that it matches only itself.
@@ -47,8 +50,10 @@ package struct Glob: Hashable, Sendable {
             t += 1
             continue
           }
-        case UInt8(ascii: "\\") where p + 1 < pattern.count:
-          if pattern[p + 1] == text[t] {
+        case UInt8(ascii: "\\"):
+          // A `\` at the end quotes nothing: fnmatch(3) then matches nothing
+          // ("Trailing \ loses", glibc's fnmatch_loop.c).
+          if p + 1 < pattern.count, pattern[p + 1] == text[t] {
             p += 2
             t += 1
             continue
