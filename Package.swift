@@ -297,3 +297,24 @@ let package = Package(
     ),
   ]
 )
+
+// The libFuzzer targets of Fuzz/, one for each decoder of bytes others
+// wrote, built only by scripts/fuzz (SKIPBACKUP_FUZZ=1 and `--sanitize=fuzzer
+// --sanitize=address`, in .build-fuzz): libFuzzer's runtime brings the
+// main function, so a plain `swift build` could not link them.
+let fuzzTargets: [(name: String, rooms: [Target.Dependency])] = [
+  ("sweep-record", ["SkipBackupSweep"]),
+  ("mac-forms", ["SkipBackupCore"]),
+  ("cachedir-tag", ["SkipBackupCore"]),
+  ("mountinfo", ["SkipBackupView"]),
+  ("rules", ["SkipBackupSweep"]),
+  ("glob", ["SkipBackupSweep"]),
+  ("display", ["SkipBackupCore"]),
+  ("exclusions", ["SkipBackupExport"]),
+]
+if Context.environment["SKIPBACKUP_FUZZ"] != nil {
+  package.targets += fuzzTargets.map { target in
+    .executableTarget(
+      name: "fuzz-" + target.name, dependencies: target.rooms, path: "Fuzz/" + target.name)
+  }
+}

@@ -105,6 +105,11 @@ package struct SweepRules: Sendable {
     package var home: [UInt8]?
     package var xdgCacheHome: [UInt8]?
 
+    package init(home: [UInt8]? = nil, xdgCacheHome: [UInt8]? = nil) {
+      self.home = home
+      self.xdgCacheHome = xdgCacheHome
+    }
+
     /// HOME and XDG_CACHE_HOME, each resolved to its canonical path where it exists.
     package static var canonical: Environment {
       let home = variable("HOME")

@@ -12,10 +12,14 @@ import SystemPackage
 /// so `run` looks at each one under a ROOT.
 package enum MountTable {
   package static func mountPoints() throws(SkipBackupError) -> [[UInt8]] {
-    let text = try read()
+    mountPoints(in: try read())
+  }
+
+  /// The mount points `text`, a mountinfo file, names.
+  package static func mountPoints(in text: [UInt8]) -> [[UInt8]] {
     // Line: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...; the mount point
     // escapes space, tab, newline and backslash as \ooo.
-    return text.split(separator: UInt8(ascii: "\n")).compactMap { line in
+    text.split(separator: UInt8(ascii: "\n")).compactMap { line in
       let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
       return fields.count > 4 ? unescape(fields[4]) : nil
     }
@@ -27,7 +31,14 @@ package enum MountTable {
   static func mountPoints(sharingFilesystemWith mountID: UInt64) throws(SkipBackupError)
     -> [[UInt8]]
   {
-    let lines = try read().split(separator: UInt8(ascii: "\n")).map {
+    mountPoints(in: try read(), sharingFilesystemWith: mountID)
+  }
+
+  /// ``mountPoints(sharingFilesystemWith:)`` in `text`, a mountinfo file.
+  package static func mountPoints(in text: [UInt8], sharingFilesystemWith mountID: UInt64)
+    -> [[UInt8]]
+  {
+    let lines = text.split(separator: UInt8(ascii: "\n")).map {
       $0.split(separator: UInt8(ascii: " "))
     }
     func filesystem(_ fields: [ArraySlice<UInt8>]) -> [ArraySlice<UInt8>]? {

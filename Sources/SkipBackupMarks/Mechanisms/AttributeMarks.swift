@@ -32,13 +32,13 @@ extension Mechanism {
 
   /// Whether the attribute counts as a mark whatever its value, so that a
   /// reader need not fetch the value.
-  var presenceIsMark: Bool {
+  package var presenceIsMark: Bool {
     guard case .attribute(_, _, .anyValue) = definition.store else { return false }
     return true
   }
 
   /// Whether an attribute with this value is a mark.
-  func isMark(_ value: UnsafeRawBufferPointer) -> Bool {
+  package func isMark(_ value: UnsafeRawBufferPointer) -> Bool {
     guard case .attribute(_, let mark, let counts) = definition.store else { return false }
     switch counts {
     case .anyValue: return true
@@ -137,7 +137,7 @@ extension Mechanism {
   /// agree: one at most for the table's names, which differ in length, and
   /// a new row whose name is as long as another's is still found.
   @inline(__always)
-  static func attributeMechanism(named name: UnsafeRawBufferPointer) -> Mechanism? {
+  package static func attributeMechanism(named name: UnsafeRawBufferPointer) -> Mechanism? {
     for mechanism in attributeMechanisms {
       guard case .attribute(let candidate, _, _) = mechanism.definition.store,
         candidate.utf8CodeUnitCount == name.count

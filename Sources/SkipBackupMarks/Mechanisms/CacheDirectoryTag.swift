@@ -209,7 +209,19 @@ public enum CacheDirectoryTag {
 
   /// Who wrote a tag: skipbackup (the file holds exactly ``contents``) or
   /// another tool (cargo, restic, borg, a person: any other valid tag).
-  private enum Writer { case skipbackup, another }
+  package enum Writer { case skipbackup, another }
+
+  /// How many bytes of a `CACHEDIR.TAG` tell its writer: one more than
+  /// skipbackup writes tells a longer file from ours.
+  package static let headLength = contents.count + 1
+
+  /// The writer of a tag whose file starts with `head` (at most
+  /// ``headLength`` bytes of it), or `nil` when it is no tag: it does not
+  /// start with the signature.
+  package static func writer(ofHead head: some Collection<UInt8>) -> Writer? {
+    guard head.starts(with: signature) else { return nil }
+    return head.elementsEqual(contents) ? .skipbackup : .another
+  }
 
   /// The tag in `directory`, or `nil` when there is none: no regular file
   /// `CACHEDIR.TAG` that starts with the signature.
@@ -231,8 +243,7 @@ public enum CacheDirectoryTag {
     guard case .success = valueOrErrno({ system_fstat(file, &status) }),
       status.st_mode & S_IFMT == S_IFREG
     else { return nil }
-    // One byte more than skipbackup writes tells a longer file from ours.
-    var head = [UInt8](repeating: 0, count: contents.count + 1)
+    var head = [UInt8](repeating: 0, count: headLength)
     var filled = 0
     reading: while filled < head.count {
       let count = head.withUnsafeMutableBytes { buffer in
@@ -245,10 +256,7 @@ public enum CacheDirectoryTag {
         throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
       }
     }
-    guard filled >= signature.count, head[..<signature.count].elementsEqual(signature) else {
-      return nil
-    }
-    return head[..<filled].elementsEqual(contents) ? .skipbackup : .another
+    return writer(ofHead: head[..<filled])
   }
 
   private static func writeAll(
