@@ -92,9 +92,12 @@ import TestSupport
     setfattr(file, .legacy)
     let items = try await Self.collect(MechanismSet.all.excludedItems(under: FilePath(root)))
     #expect(items == [ExcludedItem(path: FilePath(root), marks: [])])
+    let url = URL(fileURLWithPath: root)
+    #expect(try await Self.collect(MechanismSet.all.excludedItems(under: url)) == items)
     #expect(skipbackup("list", Argument(root)).output == root + "\n")
     let entries = try await Self.collect(MechanismSet.all.statuses(under: FilePath(root)))
     #expect(Set(entries.map(\.path)) == [FilePath(root), FilePath(file)])
+    #expect(try await Self.collect(MechanismSet.all.statuses(under: url)) == entries)
     for entry in entries {
       #expect(entry.status.inheritedFrom == FilePath(marked))
       #expect(entry.status.marks == (entry.path == FilePath(file) ? .legacy : []))
