@@ -54,7 +54,8 @@ package enum UTF8Scanner {
   }
 
   /// Where the run of trailing scalars for which `isMember` holds starts.
-  package static func startOfTrailingRun(in bytes: [UInt8], where isMember: (UInt32) -> Bool) -> Int {
+  package static func startOfTrailingRun(in bytes: [UInt8], where isMember: (UInt32) -> Bool) -> Int
+  {
     var scalars: [(start: Int, value: UInt32?)] = []
     var index = 0
     while index < bytes.count {

@@ -634,6 +634,24 @@ package func system_geteuid() -> uid_t {
   geteuid()
 }
 
+/// Cannot fail: `getuid(2)` always succeeds.
+///
+/// The corresponding C function is `getuid(2)`.
+package func system_getuid() -> uid_t {
+  getuid()
+}
+
+/// Returns 0 and sets `result` to `nil` when there is no such user, or the
+/// error number itself (it does not set `errno`).
+///
+/// The corresponding C function is `getpwuid_r(3)`.
+package func system_getpwuid_r(
+  _ uid: uid_t, _ entry: UnsafeMutablePointer<passwd>, _ buffer: UnsafeMutablePointer<CChar>,
+  _ size: Int, _ result: UnsafeMutablePointer<UnsafeMutablePointer<passwd>?>
+) -> CInt {
+  mockedReturningErrno(.getpwuidR) { getpwuid_r(uid, entry, buffer, size, result) }
+}
+
 // MARK: - Mount namespaces and the new mount API (skipbackup run)
 
 /// The flags of the mount calls below, for the tool, which does not import

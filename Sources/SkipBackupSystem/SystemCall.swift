@@ -29,6 +29,8 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
   case execvp, dup, dup2, setenv, fchdir, chroot
   case moveMount = "move_mount"
+  // export --for deja-dup: the user name Déjà Dup puts for $USER.
+  case getpwuidR = "getpwuid_r"
   // run --snapshot: btrfs's snapshot ioctls, and COMMAND as a waited-for child.
   case btrfsSnapshotCreate = "ioctl(BTRFS_IOC_SNAP_CREATE_V2)"
   case btrfsSnapshotDestroy = "ioctl(BTRFS_IOC_SNAP_DESTROY)"

@@ -182,6 +182,11 @@ import Testing
         case .fsconfig: return outcome(system_fsconfig(-1, 0, nil, nil, 0))
         case .fsmount: return outcome(system_fsmount(-1, 0, 0))
         case .moveMount: return outcome(system_move_mount(-1, "", -1, "", 0))
+        case .getpwuidR:
+          var entry = passwd()
+          var found: UnsafeMutablePointer<passwd>?
+          var text = [CChar](repeating: 0, count: 4096)
+          return outcome(returned: system_getpwuid_r(0, &entry, &text, text.count, &found))
         case .mknodat:
           return outcome(system_mknodat(MountFlag.atWorkingDirectory, missing, S_IFCHR, 0, 0))
         case .mkdirat: return outcome(system_mkdirat(MountFlag.atWorkingDirectory, missing, 0o700))

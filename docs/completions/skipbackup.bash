@@ -326,15 +326,18 @@ _skipbackup_list() {
 
 _skipbackup_export() {
     repeating_flags=()
-    non_repeating_flags=(-x --one-file-system -q --quiet --version -h --help)
+    non_repeating_flags=(--apply -x --one-file-system -q --quiet --version -h --help)
     repeating_options=(-m --mechanism)
-    non_repeating_options=(--for -o --output)
-    __skipbackup_offer_flags_options 1
+    non_repeating_options=(--for --profile -o --output)
+    __skipbackup_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--for')
-        __skipbackup_add_completions -W 'rsync'$'\n''tar'$'\n''restic'$'\n''borg'
+        __skipbackup_add_completions -W 'rsync'$'\n''tar'$'\n''restic'$'\n''borg'$'\n''deja-dup'$'\n''vorta'
+        return
+        ;;
+    '--profile')
         return
         ;;
     '-m'|'--mechanism')
@@ -349,7 +352,7 @@ _skipbackup_export() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
+    *)
         __skipbackup_add_completions -d
         return
         ;;

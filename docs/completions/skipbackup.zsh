@@ -55,7 +55,7 @@ _skipbackup() {
             'status:Tell whether each item is excluded from backups.'
             'check:Exit 0 when every PATH is excluded from backups; print nothing.'
             'list:Walk each ROOT and print the excluded items, or the included ones.'
-            'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg.'
+            'export:Write the excluded items under ROOT as an exclusion file for rsync, tar, restic or borg, or into Deja Dup'\''s or Vorta'\''s settings.'
             'du:Count what the marks keep out of backups under each ROOT, and what stays in.'
             'explain:Say why each item is in or out of backups, and what each backup tool does with it.'
             'sweep:Mark what can be downloaded or built again, by rule, and keep those marks current.'
@@ -177,14 +177,16 @@ _skipbackup_list() {
 
 _skipbackup_export() {
     local -i ret=1
-    local -ar ___for=('rsync' 'tar' 'restic' 'borg')
+    local -ar ___for=('rsync' 'tar' 'restic' 'borg' 'deja-dup' 'vorta')
     local -ar arg_specs=(
-        '--for[The backup tool that reads the file.]:TOOL:{__skipbackup_complete "${___for[@]}"}'
+        '--for[The backup tool that reads the file, or the backup app whose settings hold the items.]:TOOL:{__skipbackup_complete "${___for[@]}"}'
+        '--apply[Write the items into the app'\''s settings (deja-dup, vorta) rather than print them.]'
+        '--profile[The Vorta profile to update (default\: every profile).]:NAME:'
         '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion export -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on ROOT'\''s filesystem\: directories where another filesystem is mounted are checked but not entered. Give the backup tool its own option too.]'
         '(-o --output)'{-o,--output}'[Write the file to FILE instead of standard output.]:FILE:_files'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
-        ':ROOT:_files -/'
+        '*:ROOT:_files -/'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
