@@ -52,6 +52,19 @@ EMBLEM = "emblem-skipbackup-excluded"
 FOLDERS_KEPT = 64
 
 
+def _failed(message):
+    """What skipbackup-desktop could not show itself (it did not start): a
+    dialog, and the file manager's log."""
+    print("skipbackup: %s" % message, file=sys.stderr)
+    try:
+        Gio.Subprocess.new(
+            ["zenity", "--error", "--no-markup", "--title=skipbackup", "--width=560",
+             "--text=Could not run the menu's command:\n\n" + message],
+            Gio.SubprocessFlags.NONE)
+    except GLib.Error:
+        pass
+
+
 def _path(file):
     """The item's local path as bytes, or None for a remote or virtual one."""
     if file.get_uri_scheme() != "file":
@@ -167,20 +180,23 @@ class SkipBackupExtension(GObject.GObject, FileManager.MenuProvider,
         return _parse(stdout.get_data() if stdout is not None else b"")
 
     def _run(self, item, verb, chosen):
-        argv = [ACTION, verb, "--"] + [os.fsdecode(path) for path, _ in chosen]
+        # The paths on standard input, NUL-separated: as arguments, 30,000
+        # of them exceed the kernel's limit (E2BIG) and nothing would run.
         try:
-            process = Gio.Subprocess.new(argv, Gio.SubprocessFlags.NONE)
+            process = Gio.Subprocess.new(
+                [ACTION, verb, "-0"], Gio.SubprocessFlags.STDIN_PIPE)
         except GLib.Error as error:
-            # No skipbackup-desktop to show it: the file manager's log.
-            print("skipbackup: %s: %s" % (ACTION, error.message), file=sys.stderr)
+            _failed("%s: %s" % (ACTION, error.message))
             return
-        process.wait_async(None, self._ran, chosen)
+        process.communicate_async(
+            GLib.Bytes.new(b"".join(path + b"\0" for path, _ in chosen)), None,
+            self._ran, chosen)
 
     def _ran(self, process, result, chosen):
         try:
-            process.wait_finish(result)
-        except GLib.Error:
-            pass
+            process.communicate_finish(result)
+        except GLib.Error as error:
+            _failed("%s: %s" % (ACTION, error.message))
         # The marks changed: every folder read before is read again (an
         # item below a chosen folder changes too), and each chosen item
         # asks for its state again.
