@@ -2,30 +2,55 @@
 /// get` prints and `gsettings set` parses: `['a', 'b']`, or `@as []`.
 ///
 /// From GLib 2.74's gvariant-parser.c and gvariant.c (`g_variant_print`): a
-/// string is quoted with `'`, or with `"` when it holds a `'` and no `"`;
+/// string is quoted with `'`, or with `"` when it holds a `'`;
 /// inside, `\` and the quote are escaped, `\a \b \f \n \r \t \v` stand for
 /// those controls, and `\uXXXX` and `\UXXXXXXXX` for any code point. Every
 /// string is UTF-8: GSettings cannot carry other bytes.
 package enum GVariantText {
-  /// `strings` as `gsettings set` takes them: single quotes, every control
-  /// character and DEL as `\uXXXX`, so that the text is one line.
+  /// `strings` as `gsettings get` prints them, which `gsettings set` takes
+  /// back: GLib's `g_variant_print`, character for character (a string with
+  /// a `'` in double quotes; what `g_unichar_isprint` calls unprintable,
+  /// controls, format characters, private use and unassigned code points,
+  /// escaped), so that the text is one line.
   package static func stringArray(_ strings: [[UInt8]]) -> [UInt8] {
     guard !strings.isEmpty else { return Array("@as []".utf8) }
     var text = [UInt8(ascii: "[")]
     for (index, string) in strings.enumerated() {
       if index > 0 { text += Array(", ".utf8) }
-      text.append(UInt8(ascii: "'"))
-      for byte in string {
-        switch byte {
-        case UInt8(ascii: "\\"), UInt8(ascii: "'"): text += [UInt8(ascii: "\\"), byte]
-        case 0..<0x20, 0x7F: text += Array("\\u".utf8) + hexDigits(UInt32(byte), width: 4)
-        default: text.append(byte)
+      let quote = string.contains(UInt8(ascii: "'")) ? UInt8(ascii: "\"") : UInt8(ascii: "'")
+      text.append(quote)
+      for scalar in String(decoding: string, as: UTF8.self).unicodeScalars {
+        if scalar.value == UInt32(quote) || scalar == "\\" { text.append(UInt8(ascii: "\\")) }
+        if isPrintable(scalar) {
+          text += Array(String(scalar).utf8)
+          continue
+        }
+        text.append(UInt8(ascii: "\\"))
+        switch scalar.value {
+        case 0x07: text.append(UInt8(ascii: "a"))
+        case 0x08: text.append(UInt8(ascii: "b"))
+        case 0x0C: text.append(UInt8(ascii: "f"))
+        case 0x0A: text.append(UInt8(ascii: "n"))
+        case 0x0D: text.append(UInt8(ascii: "r"))
+        case 0x09: text.append(UInt8(ascii: "t"))
+        case 0x0B: text.append(UInt8(ascii: "v"))
+        case 0..<0x10000: text += [UInt8(ascii: "u")] + hexDigits(scalar.value, width: 4)
+        default: text += [UInt8(ascii: "U")] + hexDigits(scalar.value, width: 8)
         }
       }
-      text.append(UInt8(ascii: "'"))
+      text.append(quote)
     }
     text.append(UInt8(ascii: "]"))
     return text
+  }
+
+  /// GLib's `g_unichar_isprint`: every general category but control,
+  /// format, unassigned, private use and surrogate.
+  static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.properties.generalCategory {
+    case .control, .format, .unassigned, .privateUse, .surrogate: false
+    default: true
+    }
   }
 
   /// The strings of `text`, an `as` as `gsettings get` prints it; `nil` when

@@ -61,12 +61,16 @@ import TestSupport
       home.directory.file(name)
     }
     let newline = home.directory.file("new\nline")
+    // A tab, an accent and a zero-width space (a format character, which
+    // GLib prints escaped).
+    let unusual = home.directory.file("tab\there \u{E9}\u{200B}")
     let dollar = home.directory.file("$USER notes")
     let foreign = home.directory.file(named: [0x66, 0xFF])
     try check(
       home.tool(
         "mark", Argument(h + "/Videos/big.iso"), Argument(h + "/VMs"), Argument(h + "/it's here"),
-        Argument(h + "/a b"), Argument(newline), Argument(dollar), Argument(bytes: foreign)))
+        Argument(h + "/a b"), Argument(newline), Argument(unusual), Argument(dollar),
+        Argument(bytes: foreign)))
     try check(
       home.gsettings(
         "set", "org.gnome.DejaDup", "exclude-list", "['$TRASH', '/srv/user entry', '$DOWNLOAD']"))
@@ -79,8 +83,10 @@ import TestSupport
     #expect(refused.contains { $0.contains("$USER notes") && $0.contains("$USER") }, "\(printed)")
     #expect(refused.contains { $0.contains("f\\xff") && $0.contains("UTF-8") }, "\(printed)")
     #expect(try home.excludeList() == ["$TRASH", "/srv/user entry", "$DOWNLOAD"])
-    let ours = [h + "/VMs", h + "/Videos/big.iso", h + "/a b", h + "/it's here", h + "/new\nline"]
-      .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    let ours = [
+      h + "/VMs", h + "/Videos/big.iso", h + "/a b", h + "/it's here", h + "/new\nline", unusual,
+    ]
+    .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     // What was printed is what gsettings set takes.
     try check(
       home.gsettings(
@@ -94,6 +100,10 @@ import TestSupport
     let applied = home.tool("export", "--for", "deja-dup", "--apply")
     #expect(applied.status == 1, "\(applied)")
     #expect(try home.excludeList() == ["$TRASH", "/srv/user entry", "$DOWNLOAD"] + ours)
+    // What was printed is what gsettings prints, character for character.
+    #expect(
+      try check(home.gsettings("get", "org.gnome.DejaDup", "exclude-list")).output
+        == printed.output)
 
     // A second run with no change writes nothing.
     let before = modificationTime(home.keyfile)
@@ -109,7 +119,7 @@ import TestSupport
         Argument(
           "['$TRASH', '/srv/user entry', '$DOWNLOAD', "
             + ours.map {
-              "'\($0.replacingOccurrences(of: "'", with: "\\'").replacingOccurrences(of: "\n", with: "\\n"))'"
+              "'\($0.replacingOccurrences(of: "'", with: "\\'").replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\t", with: "\\t"))'"
             }
             .joined(separator: ", ") + ", '\(h)/keep']")))
     for cycle in 0..<10 {
@@ -120,8 +130,7 @@ import TestSupport
         cleared
           == [
             "$TRASH", "/srv/user entry", "$DOWNLOAD", h + "/a b", h + "/it's here",
-            h + "/new\nline",
-            h + "/keep",
+            h + "/new\nline", unusual, h + "/keep",
           ], "cycle \(cycle)")
       try check(home.tool("mark", Argument(h + "/VMs"), Argument(h + "/Videos/big.iso")))
       #expect(home.tool("export", "--for", "deja-dup", "--apply").status == 1)
@@ -130,8 +139,7 @@ import TestSupport
         marked
           == [
             "$TRASH", "/srv/user entry", "$DOWNLOAD", h + "/a b", h + "/it's here",
-            h + "/new\nline",
-            h + "/keep", h + "/VMs", h + "/Videos/big.iso",
+            h + "/new\nline", unusual, h + "/keep", h + "/VMs", h + "/Videos/big.iso",
           ], "cycle \(cycle)")
     }
   }
