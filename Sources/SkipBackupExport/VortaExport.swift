@@ -135,9 +135,9 @@ struct VortaExport {
     .map(Array.init)
     if let first = lines.firstIndex(of: begin) {
       let last = lines[first...].firstIndex(of: end) ?? lines.count - 1
+      // The line break before the block went with the split: the user's
+      // text comes back as it was.
       lines.removeSubrange(first...last)
-      // The line break that separated the block from the user's lines.
-      if first == lines.count, first > 0, lines[first - 1].isEmpty { lines.removeLast() }
     }
     var user = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
     if lines.isEmpty { user = [] }
