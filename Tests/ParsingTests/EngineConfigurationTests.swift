@@ -99,13 +99,26 @@ import TestSupport
         == ExportRun(
           root: "r", tool: .tar, mechanisms: [.nodump, .cachedir], output: "rules",
           oneFileSystem: true, quiet: true))
+    #expect(
+      try parsed(["export", "--for", "deja-dup"], as: ExportCommand.self).appEngine
+        == AppExportRun(app: .dejaDup, roots: [], mechanisms: .all))
+    #expect(
+      try parsed(
+        ["export", "--for=vorta", "--apply", "--profile", "Home", "-q", "a", "b"],
+        as: ExportCommand.self
+      ).appEngine
+        == AppExportRun(
+          app: .vorta, roots: ["a", "b"], apply: true, profile: "Home", mechanisms: .all,
+          quiet: true))
   }
 
   /// What the user must change first is refused by the parser, with exit
   /// status 64 (2 for check), before any engine is made.
   @Test(arguments: [
     ["mark"], ["mark", "-v", "-q", "a"], ["status", "-0", "a"], ["list", "-m", "bogus", "r"],
-    ["export", "r"], ["export", "--for", "zip", "r"], ["explain"], ["clear", "--form", "smb", "a"],
+    ["export", "r"], ["export", "--for", "zip", "r"], ["export", "--for", "borg", "a", "b"],
+    ["export", "--for", "deja-dup", "--profile", "p"], ["export", "--for", "vorta", "-o", "f"],
+    ["export", "--for", "tar", "--apply", "r"], ["explain"], ["clear", "--form", "smb", "a"],
     ["status", "--format", "xml", "a"],
   ])
   func usageErrorsAreRefusedBeforeAnEngine(arguments: [String]) {
