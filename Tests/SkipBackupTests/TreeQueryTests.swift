@@ -27,7 +27,8 @@ import TestSupport
   /// The topmost excluded items of a tree of hostile names (newlines,
   /// bytes that are not UTF-8, a link out of the tree, a FIFO) are what
   /// getfattr -R finds marked, and exactly what `list -0` prints, in its
-  /// order; each item's marks are those getfattr reads on it.
+  /// order; each item's marks are those getfattr reads on it. Its statuses
+  /// are every item find lists.
   @Test func excludedItemsAreWhatGetfattrFindsAndListPrints() async throws {
     let tree = try MarkedTree(seed: 43)
     let items = try await Self.collect(MechanismSet.all.excludedItems(under: FilePath(tree.root)))
@@ -46,6 +47,12 @@ import TestSupport
     for item in items {
       #expect(item.marks == dumps[item.path.bytes], "\(display(item.path.bytes))")
     }
+
+    // The statuses of the same tree: each item find -print0 lists, once.
+    let entries = try await Self.collect(MechanismSet.all.statuses(under: FilePath(tree.root)))
+    let statusPaths = entries.map(\.path.bytes)
+    #expect(statusPaths.count == Set(statusPaths).count, "no path twice")
+    #expect(Set(statusPaths) == Set(find(tree.root)))
   }
 
   /// Every item find lists is there once with its state, excluded exactly
