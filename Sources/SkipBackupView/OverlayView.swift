@@ -22,12 +22,13 @@ package enum OverlayView {
     }
   }
 
-  /// Mounts the overlay of `layer` over `real` at the ROOT's path, or on
-  /// `target`, an open directory, when one is given: a filesystem mounted
-  /// inside a ROOT is reached through the view above it by descriptor, so
-  /// that no link swapped in on the way moves the view elsewhere. Returns
-  /// the mounted view (close-on-exec), through which a view inside it is
-  /// reached.
+  /// Mounts the overlay of `layer` over `real` on `target`, an open
+  /// directory (``ViewMounter``: the ROOT opened once, or a directory
+  /// opened from the view it is inside), so that no link swapped in on the
+  /// way moves the view elsewhere; at the ROOT's path only when none is
+  /// given (the layer attached there first, on a kernel that takes no
+  /// detached layer). Returns the mounted view (close-on-exec), through
+  /// which a view inside it is reached.
   ///
   /// Both layers are named as /proc/self/fd/N: the layer has no other name,
   /// and the real directory's path now leads to the view of a ROOT above it.

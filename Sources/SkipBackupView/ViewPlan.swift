@@ -188,3 +188,153 @@ package final class ViewVisitor: ReportingVisitor {
         + "overlayfs's own, which an overlay obeys or hides; \(Self.fallback)")
   }
 }
+
+/// What `run` mounts, decided from the walk's result alone and without a
+/// system call: each view (a ROOT, a filesystem mounted in one, a btrfs
+/// subvolume nested in one) with what it hides, empties and binds, in mount
+/// order (a view before the views inside it), and for each the view it is
+/// inside. ``ViewMounter`` executes a plan by descriptor; its tests build
+/// plans by hand (Tests/SkipBackupViewTests/ViewPlanTests.swift).
+package struct ViewPlan {
+  /// The views, a view before every view inside it.
+  package let views: [ViewRoot]
+  /// For each view, the deepest view it is inside (its index in
+  /// ``views``, always before its own), or `nil`: the mounter reaches it
+  /// from that view name by name, never by its path again.
+  package let owners: [Int?]
+
+  /// The plan of `views`, put in mount order: by the length of their
+  /// paths, so that a view comes after every view it is inside.
+  package init(_ views: [ViewRoot]) {
+    let sorted = views.sorted { $0.pathBytes.count < $1.pathBytes.count }
+    self.views = sorted
+    owners = sorted.indices.map { index in
+      sorted.indices.last { path(sorted[index].pathBytes[...], below: sorted[$0].pathBytes) != nil }
+    }
+  }
+
+  /// View `index`'s path inside the view it is in; `nil` for a view of its own.
+  package func inside(_ index: Int) -> [UInt8]? {
+    owners[index].map { Array(path(views[index].pathBytes[...], below: views[$0].pathBytes)!) }
+  }
+
+  /// A view that has no place to be mounted: it is below a directory that
+  /// another view shows empty (-x), as `emptied`, relative to `outer`.
+  package struct Placeless: Equatable {
+    package let inner: FilePath
+    package let outer: FilePath
+    package let emptied: [UInt8]
+  }
+
+  /// Each view below a directory another view shows empty (-x).
+  package var placeless: [Placeless] {
+    var found: [Placeless] = []
+    for outer in views where !outer.emptied.isEmpty {
+      for inner in views {
+        guard let inside = path(inner.pathBytes[...], below: outer.pathBytes),
+          let emptied = outer.emptied.first(where: {
+            path(inside, isOrIsBelow: $0) && !inside.elementsEqual($0)
+          })
+        else { continue }
+        found.append(Placeless(inner: inner.path, outer: outer.path, emptied: emptied))
+      }
+    }
+    return found
+  }
+
+  /// The excluded items the walk's threads found in one ROOT, sorted and
+  /// once each: an entry that vanished and came back is visited again at
+  /// the end of the walk.
+  package static func hidden(_ found: [[UInt8]]) -> [[UInt8]] {
+    var hidden: [[UInt8]] = []
+    for path in found.sorted(by: { $0.lexicographicallyPrecedes($1) }) where hidden.last != path {
+      hidden.append(path)
+    }
+    return hidden
+  }
+
+  /// The directories on another filesystem the -x walk met, shown empty,
+  /// sorted and once each; a marked subvolume's placeholder is hidden, not
+  /// emptied.
+  package static func emptied(_ found: [[UInt8]], hidden: [[UInt8]]) -> [[UInt8]] {
+    Set(found).filter { !hidden.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+  }
+
+  /// The deepest of `roots` that `point` is below, and `point` relative to it.
+  package static func owner(of point: [UInt8], in roots: [ViewRoot]) -> (
+    Int, ArraySlice<UInt8>
+  )? {
+    guard
+      let owner = roots.indices.filter({ path(point[...], below: roots[$0].pathBytes) != nil })
+        .max(by: { roots[$0].pathBytes.count < roots[$1].pathBytes.count }),
+      let inside = path(point[...], below: roots[owner].pathBytes)
+    else { return nil }
+    return (owner, inside)
+  }
+
+  /// The view whose view shows `point` (a mount point, a nested subvolume),
+  /// and `point` relative to it; `nil` when none does: it is below no view,
+  /// or hidden there, or inside a directory shown empty, or in the view of
+  /// / where the kernel's directories are bound back. In a snapshot
+  /// (`frozen`) a hidden item that is itself the mount point is judged
+  /// again there.
+  package static func showing(_ point: [UInt8], in roots: [ViewRoot], frozen: Bool = false)
+    -> (Int, ArraySlice<UInt8>)?
+  {
+    guard let (owner, inside) = owner(of: point, in: roots),
+      !roots[owner].hidden.contains(where: {
+        path(inside, isOrIsBelow: $0) && !(frozen && inside.elementsEqual($0))
+      }),
+      !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
+      !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
+    else { return nil }
+    return (owner, inside)
+  }
+
+  /// What is mounted at a mount point in a live tree, as the mount table
+  /// and `fstatat` tell it.
+  package enum Mounted: Equatable {
+    /// A file mounted on a file.
+    case file
+    /// A directory; `sameFilesystem` when its device is that of the view
+    /// it is in (a bind mount from the ROOT's own filesystem).
+    case directory(sameFilesystem: Bool)
+  }
+
+  /// Adds to `roots` what a live view does with `mounted`, mounted at
+  /// `point`, `inside` the view `owner` (``showing(_:in:frozen:)``):
+  /// a file bound over the view; without -x a view of its own; with -x
+  /// the empty directory `list -x` lists. Returns `false` for what the
+  /// view cannot show: with -x, a directory bind-mounted from the view's
+  /// own filesystem, which `list -x` enters.
+  package static func add(
+    _ mounted: Mounted, at point: FilePath, inside: ArraySlice<UInt8>, of owner: Int,
+    to roots: inout [ViewRoot], oneFileSystem: Bool
+  ) -> Bool {
+    switch mounted {
+    case .file:
+      roots[owner].fileMounts.append(Array(inside))
+    case .directory(let sameFilesystem) where oneFileSystem:
+      guard !sameFilesystem else { return false }
+      roots[owner].emptied.append(Array(inside))
+    case .directory:
+      split(&roots, owner, at: inside, as: point)
+    }
+    return true
+  }
+
+  /// Adds the view of `path`, `inside` the view `roots[owner]`, to be
+  /// mounted inside it: what the outer view hides below it moves to it.
+  package static func split(
+    _ roots: inout [ViewRoot], _ owner: Int, at inside: ArraySlice<UInt8>, as path: FilePath
+  ) {
+    let prefix = Array(inside)
+    var mine: [[UInt8]] = []
+    roots[owner].hidden.removeAll { hidden in
+      guard let below = SkipBackupCore.path(hidden[...], below: prefix) else { return false }
+      mine.append(Array(below))
+      return true
+    }
+    roots.append(ViewRoot(path: path, hidden: mine))
+  }
+}

@@ -144,14 +144,10 @@ package struct ViewRun: Sendable {
         }
         found += ours
       }
-      let sorted = found.sorted { $0.lexicographicallyPrecedes($1) }
-      var hidden: [[UInt8]] = []
-      for path in sorted where hidden.last != path { hidden.append(path) }
+      let hidden = ViewPlan.hidden(found)
       viewRoots[index].hidden = hidden
-      // A marked subvolume's placeholder is hidden, not emptied.
-      viewRoots[index].emptied = Set(run.visitors.flatMap(\.otherFilesystems)).filter {
-        !hidden.contains($0)
-      }.sorted { $0.lexicographicallyPrecedes($1) }
+      viewRoots[index].emptied = ViewPlan.emptied(
+        run.visitors.flatMap(\.otherFilesystems), hidden: hidden)
       if spared {
         unwarmed.append(SnapshotWarming.Root(path: viewRoots[index].real, hidden: hidden))
       }
@@ -190,23 +186,16 @@ package struct ViewRun: Sendable {
     // And those below a filesystem mounted in a ROOT, now a view of its own
     // (a user's subvolumes in /home, mounted from @home, below ROOT /).
     if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
-    viewRoots.sort { $0.pathBytes.count < $1.pathBytes.count }
+    let plan = ViewPlan(viewRoots)
     // A ROOT below a directory another ROOT's view shows empty (-x) has no
     // place to be mounted in it.
-    for outer in viewRoots where !outer.emptied.isEmpty {
-      for inner in viewRoots {
-        guard let inside = path(inner.pathBytes[...], below: outer.pathBytes),
-          let emptied = outer.emptied.first(where: {
-            path(inside, isOrIsBelow: $0) && !inside.elementsEqual($0)
-          })
-        else { continue }
-        diagnostics.report(
-          "\(inner.path.escapedDescription): is inside "
-            + "\(outer.path.appending(bytes: emptied).escapedDescription), where another "
-            + "filesystem begins, which -x shows as the empty directory list -x lists for "
-            + "\(outer.path.escapedDescription); give it in a run of its own, or run without -x; "
-            + "nothing was run")
-      }
+    for placeless in plan.placeless {
+      diagnostics.report(
+        "\(placeless.inner.escapedDescription): is inside "
+          + "\(placeless.outer.appending(bytes: placeless.emptied).escapedDescription), where "
+          + "another filesystem begins, which -x shows as the empty directory list -x lists for "
+          + "\(placeless.outer.escapedDescription); give it in a run of its own, or run without "
+          + "-x; nothing was run")
     }
     if diagnostics.failures > 0 { throw .failure }
     if try watch.changedSinceWalk(lastWalk: number >= ChangeWatch.walks, diagnostics: diagnostics) {
@@ -228,80 +217,7 @@ package struct ViewRun: Sendable {
       throw .failure
     }
     do throws(SkipBackupError) {
-      // The real /proc, /sys, /dev, /run and /tmp, copied before the view
-      // of / covers them.
-      let systemRoot = try viewRoots.contains(where: \.isSystemRoot) ? SystemRoot() : nil
-      // A view inside another (a filesystem mounted inside a ROOT) is
-      // reached from the one it is in, by descriptor, never by its path
-      // again: mountinfo named it, and a directory on the way may have
-      // become a link since (ENOTDIR, nothing mounted).
-      let owners = viewRoots.indices.map { index in
-        viewRoots.indices.last {
-          path(viewRoots[index].pathBytes[...], below: viewRoots[$0].pathBytes) != nil
-        }
-      }
-      func inside(_ index: Int, _ owner: Int) -> [UInt8] {
-        Array(path(viewRoots[index].pathBytes[...], below: viewRoots[owner].pathBytes)!)
-      }
-      // Opened in the new namespace (overlayfs takes layers from the
-      // caller's namespace only) and before anything is mounted there.
-      var reals: [CInt] = []
-      // A snapshot's ROOT with a file mounted below it: the live ROOT, from
-      // which the mounted file is bound.
-      var lives: [CInt?] = []
-      for (index, root) in viewRoots.enumerated() {
-        lives.append(
-          snapshots != nil && !root.fileMounts.isEmpty ? try OverlayView.openReal(root.path) : nil)
-        if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
-          // From its own snapshot, which may not be the one above it (the
-          // ROOTs are in mount order now, not as given).
-          let snapshot = snapshots.snapshots[frozen.snapshot]
-          let top = try snapshot.reopen()
-          let real = try FileItem.openDirectory(frozen.inside, below: top, rootPath: snapshot.path)
-          if real != top { _ = system_close(top) }
-          reals.append(real)
-        } else if let owner = owners[index] {
-          reals.append(
-            try FileItem.openDirectory(
-              inside(index, owner), below: reals[owner], rootPath: viewRoots[owner].path))
-        } else {
-          reals.append(try OverlayView.openReal(root.real))
-        }
-      }
-      // HOME's real directory for the tools' own state, before anything is mounted.
-      try ToolState(roots: viewRoots)?.pass()
-      let layer = try WhiteoutLayer()
-      let parts = try viewRoots.enumerated().map { (index, root) throws(SkipBackupError) in
-        try layer.build(root, index: index, real: reals[index], privilege: privilege)
-      }
-      var views: [CInt] = []
-      for (index, root) in viewRoots.enumerated() {
-        let target = try owners[index].map { owner throws(SkipBackupError) in
-          try FileItem.openDirectory(
-            inside(index, owner), below: views[owner], rootPath: viewRoots[owner].path)
-        }
-        do throws(SkipBackupError) {
-          views.append(
-            try OverlayView.mount(
-              root, layer: parts[index], real: reals[index], privilege: privilege, on: target))
-        } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
-          // A kernel that takes no lower layer from a detached mount (Linux
-          // 6.18 does; older ones log "failed to clone lowerpath"): attach
-          // the layer at the first ROOT, under its view.
-          try layer.attach(at: root.path)
-          views.append(
-            try OverlayView.mount(
-              root, layer: parts[index], real: reals[index], privilege: privilege))
-        }
-        if root.isSystemRoot { try systemRoot?.bind(onto: views[index]) }
-        for file in root.fileMounts {
-          try MountedFile.bind(
-            file, root: root, real: lives[index] ?? reals[index], view: views[index])
-        }
-      }
-      if let root = viewRoots.firstIndex(where: \.isSystemRoot) {
-        try SystemRoot.enter(views[root])
-      }
+      try ViewMounter.mount(plan, snapshots: snapshots, privilege: privilege)
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
     } catch {
       // The view's making can fail for a change to the tree (a directory
@@ -504,13 +420,9 @@ package struct ViewRun: Sendable {
       if roots.contains(where: { $0.pathBytes == point }) { continue }
       // The deepest view the mount point is in. In a snapshot, what the
       // walk hid there is what lies below the mount, judged again below.
-      guard let (owner, inside) = Self.owner(of: point, in: roots),
-        !roots[owner].hidden.contains(where: {
-          path(inside, isOrIsBelow: $0) && !(frozen && inside.elementsEqual($0))
-        }),
-        !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
-        !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
-      else { continue }
+      guard let (owner, inside) = ViewPlan.showing(point, in: roots, frozen: frozen) else {
+        continue
+      }
       let mountPoint = FilePath(bytes: point)
       guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status()
       else { continue }
@@ -518,51 +430,22 @@ package struct ViewRun: Sendable {
         freeze(mountPoint, Array(inside), of: inner, in: &roots[owner], diagnostics)
         continue
       }
-      guard inner.st_mode & S_IFMT == S_IFDIR else {
-        roots[owner].fileMounts.append(Array(inside))
-        continue
-      }
-      if oneFileSystem {
-        guard inner.st_dev == devices[owner] else {
-          roots[owner].emptied.append(Array(inside))
-          continue
-        }
+      let mounted: ViewPlan.Mounted =
+        inner.st_mode & S_IFMT == S_IFDIR
+        ? .directory(sameFilesystem: oneFileSystem && inner.st_dev == devices[owner]) : .file
+      guard
+        ViewPlan.add(
+          mounted, at: mountPoint, inside: inside, of: owner, to: &roots,
+          oneFileSystem: oneFileSystem)
+      else {
         diagnostics.report(
           "\(mountPoint.escapedDescription): a directory bind-mounted from "
             + "\(roots[owner].path.escapedDescription)'s own filesystem, which list -x enters "
             + "and the view cannot show; give it as a ROOT of its own; nothing was run")
         continue
       }
-      Self.split(&roots, owner, at: inside, as: mountPoint)
     }
     return roots
-  }
-
-  /// The deepest of `roots` that `point` is below, and `point` relative to it.
-  private static func owner(of point: [UInt8], in roots: [ViewRoot]) -> (
-    Int, ArraySlice<UInt8>
-  )? {
-    guard
-      let owner = roots.indices.filter({ path(point[...], below: roots[$0].pathBytes) != nil })
-        .max(by: { roots[$0].pathBytes.count < roots[$1].pathBytes.count }),
-      let inside = path(point[...], below: roots[owner].pathBytes)
-    else { return nil }
-    return (owner, inside)
-  }
-
-  /// Adds the view of `path`, `inside` the view `roots[owner]`, to be
-  /// mounted inside it: what the outer view hides below it moves to it.
-  private static func split(
-    _ roots: inout [ViewRoot], _ owner: Int, at inside: ArraySlice<UInt8>, as path: FilePath
-  ) {
-    let prefix = Array(inside)
-    var mine: [[UInt8]] = []
-    roots[owner].hidden.removeAll { hidden in
-      guard let below = SkipBackupCore.path(hidden[...], below: prefix) else { return false }
-      mine.append(Array(below))
-      return true
-    }
-    roots.append(ViewRoot(path: path, hidden: mine))
   }
 
   /// Gives each btrfs subvolume nested below a live ROOT a view of its
@@ -591,12 +474,8 @@ package struct ViewRun: Sendable {
       for subvolume in nested
       where !roots.contains(where: { $0.path == subvolume }) && !SnapshotDirectory.holds(subvolume)
       {
-        guard let (owner, inside) = Self.owner(of: subvolume.bytes, in: roots),
-          !roots[owner].hidden.contains(where: { path(inside, isOrIsBelow: $0) }),
-          !roots[owner].emptied.contains(where: { path(inside, isOrIsBelow: $0) }),
-          !(roots[owner].isSystemRoot && SystemRoot.holds(Array(inside)))
-        else { continue }
-        Self.split(&roots, owner, at: inside, as: subvolume)
+        guard let (owner, inside) = ViewPlan.showing(subvolume.bytes, in: roots) else { continue }
+        ViewPlan.split(&roots, owner, at: inside, as: subvolume)
       }
     }
     return roots

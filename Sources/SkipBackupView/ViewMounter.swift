@@ -1,0 +1,95 @@
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Executes a ``ViewPlan`` in the private namespace, by descriptor: each
+/// view's real directory is opened once (a ROOT by its path, before
+/// anything is mounted; a view inside another from that one's real
+/// directory, name by name; a snapshot's from its snapshot), the layer is
+/// built from those descriptors, and each overlay is attached with
+/// `move_mount` onto a descriptor: a view of its own onto its ROOT, a view
+/// inside another onto a directory opened from that view name by name
+/// (`O_NOFOLLOW`), never by its path again: mountinfo named it, and a
+/// directory on the way may have become a link since (ENOTDIR, nothing
+/// mounted).
+package enum ViewMounter {
+  /// Mounts every view of `plan`, binds the system's directories and the
+  /// mounted files over them, and, when / is a ROOT, makes its view the
+  /// root directory. `snapshots` holds the views' real directories under
+  /// `run --snapshot`.
+  package static func mount(
+    _ plan: ViewPlan, snapshots: SnapshotSet?, privilege: MountNamespace.Privilege
+  ) throws(SkipBackupError) {
+    let views = plan.views
+    // The real /proc, /sys, /dev, /run and /tmp, copied before the view
+    // of / covers them.
+    let systemRoot = try views.contains(where: \.isSystemRoot) ? SystemRoot() : nil
+    // Opened in the new namespace (overlayfs takes layers from the
+    // caller's namespace only) and before anything is mounted there.
+    var reals: [CInt] = []
+    // Under --snapshot, the live ROOT, where a view of its own is attached
+    // and from which a file mounted below it is bound.
+    var lives: [CInt?] = []
+    for (index, root) in views.enumerated() {
+      let live = snapshots != nil && (plan.owners[index] == nil || !root.fileMounts.isEmpty)
+      lives.append(live ? try OverlayView.openReal(root.path) : nil)
+      if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
+        // From its own snapshot, which may not be the one above it (the
+        // views are in mount order, not as given).
+        let snapshot = snapshots.snapshots[frozen.snapshot]
+        let top = try snapshot.reopen()
+        let real = try FileItem.openDirectory(frozen.inside, below: top, rootPath: snapshot.path)
+        if real != top { _ = system_close(top) }
+        reals.append(real)
+      } else if let owner = plan.owners[index], let inside = plan.inside(index) {
+        reals.append(
+          try FileItem.openDirectory(inside, below: reals[owner], rootPath: views[owner].path))
+      } else {
+        reals.append(try OverlayView.openReal(root.real))
+      }
+    }
+    // HOME's real directory for the tools' own state, before anything is mounted.
+    try ToolState(roots: views)?.pass()
+    let layer = try WhiteoutLayer()
+    let parts = try views.enumerated().map { (index, root) throws(SkipBackupError) in
+      try layer.build(root, index: index, real: reals[index], privilege: privilege)
+    }
+    var mounted: [CInt] = []
+    for (index, root) in views.enumerated() {
+      // Inside another view, the directory opened from that view; else
+      // the ROOT opened above, before anything was mounted: the live one,
+      // or the real directory itself.
+      let target =
+        try plan.owners[index].map { owner throws(SkipBackupError) in
+          try FileItem.openDirectory(
+            plan.inside(index)!, below: mounted[owner], rootPath: views[owner].path)
+        } ?? lives[index] ?? reals[index]
+      do throws(SkipBackupError) {
+        mounted.append(
+          try OverlayView.mount(
+            root, layer: parts[index], real: reals[index], privilege: privilege, on: target))
+      } catch  where index == 0 && error.call == .fsconfig && error.errno == .invalidArgument {
+        // A kernel that takes no lower layer from a detached mount (Linux
+        // 6.18 does; older ones log "failed to clone lowerpath"): attach
+        // the layer at the first ROOT, under its view.
+        try layer.attach(at: root.path)
+        mounted.append(
+          try OverlayView.mount(
+            root, layer: parts[index], real: reals[index], privilege: privilege))
+      }
+      if root.isSystemRoot { try systemRoot?.bind(onto: mounted[index]) }
+      for file in root.fileMounts {
+        try MountedFile.bind(
+          file, root: root, real: lives[index] ?? reals[index], view: mounted[index])
+      }
+    }
+    if let root = views.firstIndex(where: \.isSystemRoot) {
+      try SystemRoot.enter(mounted[root])
+    }
+  }
+}
