@@ -48,6 +48,7 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case fanotifyMark = "fanotify_mark"
   case nameToHandleAt = "name_to_handle_at"
   case readEvents = "read(fanotify)"
+  case fanotifyFlush = "fanotify_mark(flush)"
 
   /// The C function's name, as messages show it: `lsetxattr`,
   /// `ioctl(FS_IOC_SETFLAGS)`.

@@ -572,9 +572,7 @@ package final class WatchGroups: Sendable {
   func close() {
     state.withLock { state in
       for group in state.groups.values {
-        for kind in [0, WatchFlag.filesystem] {
-          _ = system_fanotify_mark(group.descriptor, WatchFlag.flush | kind, 0, AT_FDCWD, nil)
-        }
+        for kind in [0, WatchFlag.filesystem] { _ = system_fanotify_flush(group.descriptor, kind) }
       }
       for group in state.groups.values { _ = system_close(group.descriptor) }
       state.groups = [:]

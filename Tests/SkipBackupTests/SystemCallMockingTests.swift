@@ -260,6 +260,7 @@ import Testing
                 MountFlag.atWorkingDirectory, missing, handle.baseAddress!, &mountID, 0))
           }
         case .readEvents: return outcome(system_read_events(-1, bytes.baseAddress, 64))
+        case .fanotifyFlush: return outcome(system_fanotify_flush(-1, 0))
         }
       }
     }
