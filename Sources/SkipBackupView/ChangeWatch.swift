@@ -175,15 +175,16 @@ package struct ChangeWatch: ~Copyable {
     "run again when it holds still, or use --snapshot (btrfs), whose view is one instant "
     + "of the tree; see docs/backups.md, \"What the live view promises\""
 
-  /// Once the view is mounted, just before COMMAND starts: refuses the run
-  /// when the tree changed since the last look where the view could show
-  /// it wrongly, and notes each ROOT that could not be watched. Ends the
-  /// watch.
+  /// Once the view is mounted, just before COMMAND starts: notes each ROOT
+  /// that could not be watched, stops the watch, and then, in the last
+  /// look, refuses the run when the tree changed since the look before
+  /// where the view could show it wrongly. The last look reads every event
+  /// queued until the watch stopped: a change made before then is seen;
+  /// one made after it, in the microseconds until COMMAND's `execve`
+  /// (docs/backups.md, "What the live view promises"), is COMMAND's to
+  /// see, as one made after it starts. The groups are then left for
+  /// `execve` to close (``WatchGroups/leaveToExec()``).
   package consuming func verify(diagnostics: Diagnostics) throws(ReportedFailure) {
-    if let refusal = changeWhileMounting() {
-      diagnostics.report(refusal)
-      throw .failure
-    }
     for root in roots {
       guard let failure = root.failure, let call = failure.call, let errno = failure.errno
       else { continue }
@@ -192,6 +193,12 @@ package struct ChangeWatch: ~Copyable {
           + "(\(call): \(errno.description)), so a rename or a mark there in that moment may "
           + "show in the view; see docs/backups.md, \"What the live view promises\"")
     }
+    groups?.stop()
+    if let refusal = changeWhileMounting() {
+      diagnostics.report(refusal)
+      throw .failure
+    }
+    groups?.leaveToExec()
   }
 
   /// What changed since the last look while the view was being made, as
@@ -540,7 +547,10 @@ package final class WatchGroups: Sendable {
 
   private struct State {
     var groups: [ByteKey: Group] = [:]
+    /// The watch has stopped: no mark is left, and no group is made.
     var closed = false
+    /// The groups are `execve`'s to close.
+    var leftToExec = false
     /// Whether this process may have a group without limits (CAP_SYS_ADMIN).
     var unlimited = true
   }
@@ -561,23 +571,45 @@ package final class WatchGroups: Sendable {
     state.withLock { state in state.groups.values.map(\.descriptor).sorted() }
   }
 
-  /// Closes every group: the watch is over.
+  /// Stops the watch: every mark taken off (FAN_MARK_FLUSH), after which
+  /// no group queues an event and none is made. What is queued stays
+  /// queued: the last look reads it after this, and so sees every change
+  /// made before the watch stopped (``ChangeWatch/verify(diagnostics:)``).
   ///
-  /// A group closed with its marks waits while the kernel frees them
-  /// (fsnotify_destroy_group): 5 to 24 ms a close on this machine while the
-  /// test suite ran, and a ROOT under /dev/shm has three groups (/, /dev,
-  /// /dev/shm). Its marks removed first (FAN_MARK_FLUSH), each close took 12
-  /// to 45 µs (strace -T) and a run 34 ms against 58. A flush that fails
-  /// costs only that wait: the close removes the marks anyway.
-  func close() {
+  /// Every group's marks are removed before any group is closed: a group
+  /// closed with its marks waits while the kernel frees them
+  /// (fsnotify_destroy_group), 5 to 24 ms a close on this machine while
+  /// the test suite ran, and a ROOT under /dev/shm has three groups (/,
+  /// /dev, /dev/shm); removed first, a run took 34 ms against 58. A flush
+  /// that fails costs only that wait: the close removes the marks anyway.
+  func stop() {
     state.withLock { state in
+      guard !state.closed else { return }
       for group in state.groups.values {
         for kind in [0, WatchFlag.filesystem] { _ = system_fanotify_flush(group.descriptor, kind) }
       }
-      for group in state.groups.values { _ = system_close(group.descriptor) }
-      state.groups = [:]
       state.closed = true
     }
+  }
+
+  /// Stops the watch, if it has not stopped, and closes every group, but
+  /// those left to `execve`.
+  func close() {
+    stop()
+    state.withLock { state in
+      guard !state.leftToExec else { return }
+      for group in state.groups.values { _ = system_close(group.descriptor) }
+      state.groups = [:]
+    }
+  }
+
+  /// Leaves the groups, stopped, for `execve` to close (each is
+  /// close-on-exec), after its point of no return: a group's close waits
+  /// for the kernel's SRCU grace period even with no mark left (22.5 ms,
+  /// strace -T, Linux 6.18, FAN_MARK_FLUSH just before), and between the
+  /// last look and COMMAND only `execvp` may run.
+  func leaveToExec() {
+    state.withLock { state in state.leftToExec = true }
   }
 
   /// The group for the filesystem identity `identity`, made when first

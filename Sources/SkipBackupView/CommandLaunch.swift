@@ -27,14 +27,27 @@ package enum CommandLaunch {
     try check(.chdir, path) { path.withCString { system_chdir($0) } }
   }
 
+  /// COMMAND's arguments as C strings, made before the watch's last look,
+  /// so that nothing but `execvp` follows it.
+  package struct Arguments: ~Copyable {
+    let command: [[UInt8]]
+    let strings: CStringArray
+
+    package init(_ command: [[UInt8]]) {
+      self.command = command
+      strings = CStringArray(command)
+    }
+  }
+
   /// Replaces the process with `command`; returns only when that failed,
   /// with the exit status a shell gives then: 127 when there is no such
   /// program, 126 when it cannot be run.
-  package static func exec(_ command: [[UInt8]], diagnostics: Diagnostics) -> Int32 {
-    let arguments = CStringArray(command)
-    let result = valueOrErrno { system_execvp(arguments.pointers[0]!, arguments.pointers) }
+  package static func exec(_ command: borrowing Arguments, diagnostics: Diagnostics) -> Int32 {
+    let result = valueOrErrno {
+      system_execvp(command.strings.pointers[0]!, command.strings.pointers)
+    }
     guard case .failure(let errno) = result else { return 126 }
-    let name = String(escapingForDisplay: command[0])
+    let name = String(escapingForDisplay: command.command[0])
     diagnostics.report("\(name): cannot be run: \(errno.description.lowercased()) (execvp)")
     return errno == .noSuchFileOrDirectory ? 127 : 126
   }

@@ -225,8 +225,9 @@ package struct ViewRun: Sendable {
       diagnostics.report(watch.changeWhileMounting() ?? Self.explain(error))
       throw .failure
     }
+    let arguments = CommandLaunch.Arguments(command)
     try watch.verify(diagnostics: diagnostics)
-    throw ReportedFailure(status: CommandLaunch.exec(command, diagnostics: diagnostics))
+    throw ReportedFailure(status: CommandLaunch.exec(arguments, diagnostics: diagnostics))
   }
 
   /// Takes the snapshots of the ROOTs' subvolumes (``SnapshotSet``), and

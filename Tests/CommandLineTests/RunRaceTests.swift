@@ -368,6 +368,25 @@ import TestSupport
     #expect(result.errors.hasPrefix("skipbackup: \(linked): changed while the view"), "\(result)")
   }
 
+  /// A mark added at the last moment the watch hears: just before it
+  /// stops (`fanotify_mark(flush):1`, the first of its marks taken off),
+  /// after which only COMMAND's `execve` remains. The run refuses. Before,
+  /// the last look came before the watch's teardown, whose close waited
+  /// 14 to 22 ms for the kernel (an SRCU grace period), and COMMAND started
+  /// with `keep`, marked by then, in its view.
+  @Test(arguments: User.allCases)
+  func aMarkAddedJustBeforeTheWatchStopsRefusesTheRun(user: User) throws {
+    let place = try Place(user)
+    let keep = place.keep
+    let outside = OutsideChange(place) { setfattr(keep, .resource) }
+    let result = place.view(place.listing, race: "fanotify_mark(flush):1:\(outside.script)")
+    #expect(outside.finish(), "the change was not made: \(result)")
+    #expect(result.status == 1, "\(result)")
+    #expect(result.standardOutput.isEmpty, "COMMAND ran: \(result)")
+    #expect(
+      result.errors.hasPrefix("skipbackup: \(keep): changed while the view"), "\(result)")
+  }
+
   /// What changes nothing the view shows does not stop the run: files
   /// made, written, renamed, removed and changed in mode, an empty
   /// directory made, in ROOT and beside it, once the view is mounted.
