@@ -59,6 +59,9 @@ package struct ChangeWatch: ~Copyable {
   private var recorders: [WatchRecorder] = []
   /// A change found while arming: a ROOT marked since it was looked at.
   private var early: Change?
+  /// The mounts at, below and above each ROOT when the watch began, before
+  /// the walk; `nil` when nothing is watched or the table could not be read.
+  private var mounts: [MountTable.Mount]?
 
   private struct Root {
     let path: FilePath
@@ -106,6 +109,11 @@ package struct ChangeWatch: ~Copyable {
       roots.append(Root(path: path, descriptor: descriptor, recorder: recorder))
       watchAbove(path, index, WatchRecorder(groups: groups, root: index, skipped: []))
     }
+    do throws(SkipBackupError) {
+      mounts = try MountTable.mounts().filter { concerns($0.place.point) }
+    } catch {
+      if !roots.isEmpty { roots[0].failure = error }
+    }
     for index in roots.indices where early == nil && rootExcluded(index) {
       early = Change(root: index, path: [], reason: .rootExcluded)
     }
@@ -143,6 +151,77 @@ package struct ChangeWatch: ~Copyable {
     }
   }
 
+  // MARK: - Mounts
+
+  /// The ROOT that a mount at `point` changes, and `point` relative to it
+  /// (empty for a mount at the ROOT or above it): the ROOT's view would
+  /// show a filesystem mounted there with nothing hidden, or uncover the
+  /// directory below one it unmounts, which the walk never read. In the
+  /// view of / the directories bound back as they are (``SystemRoot``)
+  /// are COMMAND's to see.
+  private func root(changedByMountAt point: [UInt8]) -> (Int, [UInt8])? {
+    for (index, root) in roots.enumerated() {
+      let bytes = root.path.bytes
+      if let inside = path(point[...], below: bytes) {
+        if bytes == [UInt8(ascii: "/")] && SystemRoot.holds(Array(inside)) { continue }
+        return (index, Array(inside))
+      }
+      if path(bytes[...], isOrIsBelow: point) { return (index, []) }
+    }
+    return nil
+  }
+
+  private func concerns(_ point: [UInt8]) -> Bool { root(changedByMountAt: point) != nil }
+
+  /// The first mount made or taken away at, below or above a ROOT since
+  /// the watch began. `copied`: this process is in its own copy of the
+  /// namespace by now (``MountNamespace/enter(_:)``), whose mounts have IDs
+  /// of their own, and, its mounts private, one that no mount or unmount
+  /// outside reaches: compared there once, before anything is mounted in
+  /// it, the table stands for the rest of the run.
+  package mutating func mountChange(copied: Bool) -> String? {
+    guard let before = mounts, groups != nil else { return nil }
+    let now: [MountTable.Mount]
+    do throws(SkipBackupError) {
+      now = try MountTable.mounts().filter { concerns($0.place.point) }
+    } catch {
+      return "\(Self.explainMountTable(error)); nothing was run"
+    }
+    var change: (MountTable.Mount.Place, Change.Reason)?
+    if copied {
+      var left = before.map(\.place)
+      for mount in now {
+        if let index = left.firstIndex(of: mount.place) {
+          left.remove(at: index)
+        } else if change == nil {
+          change = (mount.place, .mounted)
+        }
+      }
+      if change == nil, let gone = left.first { change = (gone, .unmounted) }
+    } else {
+      if let new = now.first(where: { !before.contains($0) }) {
+        change = (new.place, .mounted)
+      } else if let gone = before.first(where: { !now.contains($0) }) {
+        change = (gone.place, .unmounted)
+      }
+    }
+    guard let (place, reason) = change, let (root, inside) = root(changedByMountAt: place.point)
+    else { return nil }
+    let found = Change(
+      root: root, path: inside,
+      reason: inside.isEmpty && place.point != roots[root].path.bytes
+        ? .mountedAbove(FilePath(bytes: place.point)) : reason)
+    return "\(describe(found)): changed while the view of "
+      + "\(roots[found.root].path.escapedDescription) was being made (\(found.reason)), so it "
+      + "could show what is marked there now; nothing was run: \(Self.advice)"
+  }
+
+  private static func explainMountTable(_ error: SkipBackupError) -> String {
+    "\(error.path.escapedDescription): cannot read the mount table again to see whether a "
+      + "filesystem was mounted or unmounted in a ROOT (\(error.call.map { "\($0)" } ?? ""): "
+      + "\(error.errno?.description ?? "\(error)"))"
+  }
+
   /// The recorder for one visitor's walk of ROOT `root`; `nil` when
   /// nothing is watched.
   package mutating func recorder(for root: Int) -> WatchRecorder? {
@@ -161,6 +240,11 @@ package struct ChangeWatch: ~Copyable {
     throws(ReportedFailure) -> Bool
   {
     absorb()
+    if let mounted = mountChange(copied: false) {
+      guard lastWalk else { return true }
+      diagnostics.report(mounted)
+      throw .failure
+    }
     guard let change = early ?? drain() else { return false }
     guard lastWalk else { return true }
     diagnostics.report(
@@ -499,6 +583,8 @@ package struct ChangeWatch: ~Copyable {
       case directoryArrived, marksChanged, refusedItem, filledDirectory, mergedDirectoryGone
       case rootMoved, rootExcluded, overflow
       case unreadable(Errno)
+      case mounted, unmounted
+      case mountedAbove(FilePath)
 
       var description: String {
         switch self {
@@ -511,6 +597,10 @@ package struct ChangeWatch: ~Copyable {
         case .rootExcluded: "it, or a directory above it, was marked"
         case .overflow: "more changes came than the kernel could queue"
         case .unreadable(let errno): "it could not be looked at again: \(errno.description)"
+        case .mounted: "a filesystem was mounted on it"
+        case .unmounted: "the filesystem mounted on it was unmounted"
+        case .mountedAbove(let point):
+          "a filesystem was mounted or unmounted at \(point.escapedDescription), above it"
         }
       }
     }

@@ -25,6 +25,38 @@ package enum MountTable {
     }
   }
 
+  /// One mount of the table, as `run`'s watch compares the table before
+  /// its walk with the table after it (``ChangeWatch``): the kernel reports
+  /// no mount or unmount to an inode's or a filesystem's fanotify mark.
+  package struct Mount: Hashable {
+    /// The mount's ID (field 1): a filesystem unmounted and mounted again
+    /// at the same place is another mount.
+    package let id: [UInt8]
+    /// What is mounted (major:minor, field 3, and the root within that
+    /// filesystem, field 4) and where (field 5, unescaped).
+    package let place: Place
+
+    /// A mount without its ID: a copy of the namespace (unshare) gives
+    /// each copied mount an ID of its own.
+    package struct Place: Hashable {
+      package let device: [UInt8]
+      package let root: [UInt8]
+      package let point: [UInt8]
+    }
+  }
+
+  /// Every mount of this process's namespace.
+  package static func mounts() throws(SkipBackupError) -> [Mount] {
+    try read().split(separator: UInt8(ascii: "\n")).compactMap { line in
+      let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
+      guard fields.count > 4 else { return nil }
+      return Mount(
+        id: Array(fields[0]),
+        place: Mount.Place(
+          device: Array(fields[2]), root: unescape(fields[3]), point: unescape(fields[4])))
+    }
+  }
+
   /// The mount points of the filesystem that the mount `mountID` is of:
   /// each mount of the same type from the same source (fields 9 and 10,
   /// after the " - " separator), `mountID`'s own among them.

@@ -216,6 +216,12 @@ package struct ViewRun: Sendable {
       diagnostics.report(Self.explainNamespace(error))
       throw .failure
     }
+    // A mount or unmount in a ROOT up to the moment the namespace became
+    // this run's own; none outside reaches it after that.
+    if let refusal = watch.mountChange(copied: true) {
+      diagnostics.report(refusal)
+      throw .failure
+    }
     do throws(SkipBackupError) {
       try ViewMounter.mount(plan, snapshots: snapshots, privilege: privilege)
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }

@@ -387,6 +387,63 @@ import TestSupport
       result.errors.hasPrefix("skipbackup: \(keep): changed while the view"), "\(result)")
   }
 
+  /// `keep` marked and cleared in a loop (a change every 50 ms on average)
+  /// while 100 runs start as root, the marker stopped (SIGSTOP) at the
+  /// last moment the watch hears, just before it stops
+  /// (`fanotify_mark(flush):1`): each change until then is in the last
+  /// look, so no run starts COMMAND on a view that shows `keep` marked or
+  /// hides it unmarked. COMMAND reads `keep`'s mark through a hard link
+  /// outside ROOT, and exits 3 or 4 on a wrong view. Before, the last look
+  /// came before the flush, and the marker's stop script ran after it.
+  @Test func aMarkSetAndClearedInALoopIsInTheLastLook() throws {
+    let quiet = try TestFilesystem(.ext4, size: "16M")
+    let place = try Place(.root, rootIn: quiet.mountPoint + "/root")
+    let link = quiet.mountPoint + "/keep-link"
+    precondition(Glibc.link(place.keep, link) == 0)
+    let attribute = PeerMark.resource.attribute
+    let marker = place.tree.file(
+      "marker.py",
+      """
+      import os, random, sys, time
+      path, name, value = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
+      while True:
+          os.setxattr(path, name, value)
+          time.sleep(random.random() * 0.1)
+          os.removexattr(path, name)
+          time.sleep(random.random() * 0.1)
+      """)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = [marker, place.keep, attribute, PeerMark.resource.valueHex]
+    try process.run()
+    let pid = process.processIdentifier
+    defer {
+      kill(pid, SIGKILL)
+      process.waitUntilExit()
+    }
+    let stop = place.script(
+      "stop.sh",
+      "kill -STOP \(pid)\nuntil grep -q '^State:[[:space:]]*T' /proc/\(pid)/status; do :; done")
+    let marked = "getfattr -n '\(attribute)' '\(link)' >/dev/null 2>&1"
+    let look =
+      "if [ -e '\(place.keep)' ]; then if \(marked); then exit 3; fi; exit 0; fi; "
+      + "if \(marked); then exit 0; fi; exit 4"
+    var counts = LoopCounts()
+    for _ in 0..<100 {
+      let result = place.view(look, race: "fanotify_mark(flush):1:\(stop)")
+      kill(pid, SIGCONT)
+      switch result.status {
+      case 0: counts.started += 1
+      case 3, 4: counts.shown += 1
+      case 1 where result.errors.contains(": changed while "): counts.refused += 1
+      default: counts.other.append("\(result)")
+      }
+    }
+    #expect(counts.shown == 0, "\(counts)")
+    #expect(counts.other.isEmpty, "\(counts): \(counts.other.prefix(3))")
+    #expect(counts.started > 0, "\(counts)")
+  }
+
   /// What changes nothing the view shows does not stop the run: files
   /// made, written, renamed, removed and changed in mode, an empty
   /// directory made, in ROOT and beside it, once the view is mounted.
@@ -471,6 +528,67 @@ import TestSupport
       "\(result)")
     #expect(result.errors.contains("or use --snapshot (btrfs)"), "\(result)")
     #expect(result.errors.split(separator: "\n").count == 1, "\(result)")
+  }
+
+  // MARK: - Mounts in ROOT while the view is made
+
+  /// Root's `run -q ROOT -- find .` over `tree/root`, with `lines` run (as
+  /// root, in the run's namespace, before it is the run's own) just before
+  /// the walk's last getdents64: ROOT holds one directory, `d`, and files,
+  /// so the walk lists ROOT and `d`, each in one call and one more that
+  /// says the end, and `d` has been read as it was.
+  func mountedDuringTheWalk(_ tree: TemporaryDirectory, _ lines: String) -> ProcessResult {
+    let script = tree.file("race.sh", "#!/bin/sh\nset -e\n\(lines)\n")
+    chmod(script, 0o755)
+    let root = tree.path + "/root"
+    return run(
+      [
+        Argument(skipbackupPath), "run", "-q", Argument(root), "--", "sh", "-c",
+        Argument("cd '\(root)' && find . | LC_ALL=C sort"),
+      ],
+      directory: tree.path, environment: ["SKIPBACKUP_RACE": "getdents64:4:\(script)"])
+  }
+
+  /// A tmpfs holding a marked file mounted on a directory of ROOT after
+  /// the walk read that directory: the mount table after the walk differs
+  /// from the one before it, the ROOT is walked again, and the mounted
+  /// filesystem's view hides its marked file. Before, it got a view of its
+  /// own with nothing hidden, and COMMAND listed ./d/m.
+  @Test(.enabled(if: getuid() == 0, "root: mount"))
+  func aFilesystemMountedInRootDuringTheWalkIsWalked() throws {
+    let tree = try TemporaryDirectory()
+    tree.directory("root/d")
+    tree.file("root/keep", "kept")
+    let d = tree.path + "/root/d"
+    defer { _ = run(["umount", "-l", Argument(d)]) }
+    let result = mountedDuringTheWalk(
+      tree,
+      "mount -t tmpfs none '\(d)'\necho m > '\(d)/m'\necho p > '\(d)/plain'\n"
+        + "setfattr -n \(PeerMark.resource.attribute) -v 0x\(PeerMark.resource.valueHex) '\(d)/m'")
+    #expect(result.status == 0, "\(result)")
+    #expect(result.lines == [".", "./d", "./d/plain", "./keep"], "\(result)")
+    #expect(result.errors.isEmpty, "\(result)")
+  }
+
+  /// A tmpfs mounted on a directory of ROOT that holds a marked file,
+  /// unmounted after the walk read the tmpfs: the directory below it,
+  /// which the walk never read, is uncovered. The ROOT is walked again,
+  /// and the marked file hidden. Before, COMMAND listed ./d/m.
+  @Test(.enabled(if: getuid() == 0, "root: mount"))
+  func aFilesystemUnmountedInRootDuringTheWalkUncoversNothingMarked() throws {
+    let tree = try TemporaryDirectory()
+    let marked = tree.file("root/d/m", "marked")
+    tree.file("root/d/plain", "plain")
+    tree.file("root/keep", "kept")
+    try check(skipbackup("mark", Argument(marked)))
+    let d = tree.path + "/root/d"
+    try check(run(["mount", "-t", "tmpfs", "none", Argument(d)]))
+    defer { _ = run(["umount", "-l", Argument(d)]) }
+    tree.file("root/d/over", "over")
+    let result = mountedDuringTheWalk(tree, "umount -l '\(d)'")
+    #expect(result.status == 0, "\(result)")
+    #expect(result.lines == [".", "./d", "./d/plain", "./keep"], "\(result)")
+    #expect(result.errors.isEmpty, "\(result)")
   }
 
   // MARK: - Without a watch
