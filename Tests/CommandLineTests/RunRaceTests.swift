@@ -185,12 +185,28 @@ import TestSupport
           os.rename(there, here)
           time.sleep(random.random() * 0.02)
       """)
+    let look = "if [ -e '\(place.marked)' ] || [ -e '\(place.moved)/m' ]; then exit 3; fi"
+    return try changedInALoop(
+      place, changer: renamer, arguments: [place.root + "/a/d", place.moved], look: look,
+      stopAt: "chdir:1", runs: runs, environment: environment)
+  }
+
+  /// `runs` runs of `look` as COMMAND while `changer`, a Python program
+  /// run with `arguments` as the place's user, changes the tree in a loop.
+  /// The race script at `stopAt` (`CALL:N`) stops the changer (SIGSTOP,
+  /// waited for), so that nothing changes from there until COMMAND has
+  /// looked; it goes on after each run. COMMAND exits 3 or 4 on a view
+  /// that is wrong.
+  func changedInALoop(
+    _ place: Place, changer: String, arguments: [String], look: String, stopAt: String,
+    runs: Int, environment: [String: String] = [:]
+  ) throws -> LoopCounts {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     let identity =
       place.user == .nobody
       ? ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] : []
-    process.arguments = identity + ["/usr/bin/python3", renamer, place.root + "/a/d", place.moved]
+    process.arguments = identity + ["/usr/bin/python3", changer] + arguments
     process.currentDirectoryURL = URL(fileURLWithPath: place.tree.path)
     try process.run()
     let pid = process.processIdentifier
@@ -201,14 +217,13 @@ import TestSupport
     let stop = place.script(
       "stop.sh",
       "kill -STOP \(pid)\nuntil grep -q '^State:[[:space:]]*T' /proc/\(pid)/status; do :; done")
-    let look = "if [ -e '\(place.marked)' ] || [ -e '\(place.moved)/m' ]; then exit 3; fi"
     var counts = LoopCounts()
     for _ in 0..<runs {
-      let result = place.view(look, race: "chdir:1:\(stop)", environment: environment)
+      let result = place.view(look, race: "\(stopAt):\(stop)", environment: environment)
       kill(pid, SIGCONT)
       switch result.status {
       case 0: counts.started += 1
-      case 3: counts.shown += 1
+      case 3, 4: counts.shown += 1
       case 1 where result.errors.contains(": changed while "): counts.refused += 1
       default: counts.other.append("\(result)")
       }
@@ -387,7 +402,7 @@ import TestSupport
       result.errors.hasPrefix("skipbackup: \(keep): changed while the view"), "\(result)")
   }
 
-  /// `keep` marked and cleared in a loop (a change every 50 ms on average)
+  /// `keep` marked and cleared in a loop (a change every 10 ms on average)
   /// while 100 runs start as root, the marker stopped (SIGSTOP) at the
   /// last moment the watch hears, just before it stops
   /// (`fanotify_mark(flush):1`): each change until then is in the last
@@ -408,37 +423,17 @@ import TestSupport
       path, name, value = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
       while True:
           os.setxattr(path, name, value)
-          time.sleep(random.random() * 0.1)
+          time.sleep(random.random() * 0.02)
           os.removexattr(path, name)
-          time.sleep(random.random() * 0.1)
+          time.sleep(random.random() * 0.02)
       """)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = [marker, place.keep, attribute, PeerMark.resource.valueHex]
-    try process.run()
-    let pid = process.processIdentifier
-    defer {
-      kill(pid, SIGKILL)
-      process.waitUntilExit()
-    }
-    let stop = place.script(
-      "stop.sh",
-      "kill -STOP \(pid)\nuntil grep -q '^State:[[:space:]]*T' /proc/\(pid)/status; do :; done")
     let marked = "getfattr -n '\(attribute)' '\(link)' >/dev/null 2>&1"
     let look =
       "if [ -e '\(place.keep)' ]; then if \(marked); then exit 3; fi; exit 0; fi; "
       + "if \(marked); then exit 0; fi; exit 4"
-    var counts = LoopCounts()
-    for _ in 0..<100 {
-      let result = place.view(look, race: "fanotify_mark(flush):1:\(stop)")
-      kill(pid, SIGCONT)
-      switch result.status {
-      case 0: counts.started += 1
-      case 3, 4: counts.shown += 1
-      case 1 where result.errors.contains(": changed while "): counts.refused += 1
-      default: counts.other.append("\(result)")
-      }
-    }
+    let counts = try changedInALoop(
+      place, changer: marker, arguments: [place.keep, attribute, PeerMark.resource.valueHex],
+      look: look, stopAt: "fanotify_mark(flush):1", runs: 100)
     #expect(counts.shown == 0, "\(counts)")
     #expect(counts.other.isEmpty, "\(counts): \(counts.other.prefix(3))")
     #expect(counts.started > 0, "\(counts)")
