@@ -17,12 +17,7 @@ package enum MountTable {
 
   /// The mount points `text`, a mountinfo file, names.
   package static func mountPoints(in text: [UInt8]) -> [[UInt8]] {
-    // Line: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...; the mount point
-    // escapes space, tab, newline and backslash as \ooo.
-    text.split(separator: UInt8(ascii: "\n")).compactMap { line in
-      let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
-      return fields.count > 4 ? unescape(fields[4]) : nil
-    }
+    mounts(in: text).map(\.place.point)
   }
 
   /// One mount of the table, as `run`'s watch compares the table before
@@ -47,7 +42,14 @@ package enum MountTable {
 
   /// Every mount of this process's namespace.
   package static func mounts() throws(SkipBackupError) -> [Mount] {
-    try read().split(separator: UInt8(ascii: "\n")).compactMap { line in
+    mounts(in: try read())
+  }
+
+  /// Every mount `text`, a mountinfo file, names.
+  package static func mounts(in text: [UInt8]) -> [Mount] {
+    // Line: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...; the root and the
+    // mount point escape space, tab, newline and backslash as \ooo.
+    text.split(separator: UInt8(ascii: "\n")).compactMap { line in
       let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
       guard fields.count > 4 else { return nil }
       return Mount(
