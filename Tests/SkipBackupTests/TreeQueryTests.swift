@@ -165,6 +165,11 @@ import TestSupport
     let errors = excluded.errors.split(separator: "\n").map(String.init)
     #expect(errors.count == 3, "\(excluded)")
     #expect(errors.first?.hasPrefix(root + ": 2 items below could not be read") == true)
+    for name in ["closed", "shut"] {
+      #expect(
+        errors.first?.contains("\(root)/\(name): permission denied (openat: ") == true,
+        "each failure's own message: \(excluded)")
+    }
     #expect(Set(errors.dropFirst()) == [root + "/closed", root + "/shut"])
 
     let statuses = probe("statuses", Argument(root), asNobody: true)
@@ -187,6 +192,8 @@ import TestSupport
     let excluded = probe("excluded", Argument(root), asNobody: true)
     #expect(excluded.status == 1, "\(excluded)")
     #expect(excluded.errors.hasPrefix(root + "/closed: permission denied"), "\(excluded)")
+    // Its unread items are itself.
+    #expect(excluded.errors.split(separator: "\n").last.map(String.init) == root + "/closed")
     let listed = skipbackup("list", Argument(root), asNobody: true)
     #expect(listed.errors.hasPrefix("skipbackup: " + root + "/closed: permission denied"))
   }
