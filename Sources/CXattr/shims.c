@@ -117,6 +117,26 @@ int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode) {
   return openat(dirfd, path, flags, mode);
 }
 
+int cxattr_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+
+int cxattr_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long mode,
+                   unsigned long long resolve) {
+  // struct open_how of <linux/openat2.h>: flags, mode, resolve, 24 bytes.
+  unsigned long long how[3] = {flags, mode, resolve};
+  return (int)syscall(__NR_openat2, dirfd, path, how, sizeof how);
+}
+
+int cxattr_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                     unsigned int flags) {
+  // glibc 2.36 declares renameat2 in <stdio.h> under _GNU_SOURCE, which
+  // this file defines after CXattr.h has included it without.
+  return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
 #ifndef __NR_move_mount
 #define __NR_move_mount 429
 #endif

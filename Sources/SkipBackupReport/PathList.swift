@@ -25,8 +25,9 @@ package struct PathList: ~Copyable {
   /// The longest path a system call takes, its NUL included (`PATH_MAX`).
   package static let longestPath = 4096
 
-  private let descriptor: CInt
-  private let closes: Bool
+  /// The list's file, or a duplicate of standard input (closing which
+  /// leaves standard input open).
+  private let file: Descriptor
   private let separator: UInt8
   private var buffer: [UInt8] = []
   private var start = 0
@@ -41,23 +42,16 @@ package struct PathList: ~Copyable {
   private var skipping: Int?
 
   /// Opens `file`; `-` is standard input.
-  ///
-  /// The corresponding C function is `openat(2)`.
   package init(file: FilePath, separator: UInt8) throws(Errno) {
-    if file == "-" {
-      descriptor = STDIN_FILENO
-      closes = false
-    } else {
-      descriptor = try file.withCString { file in
-        valueOrErrno { system_openat(MountFlag.atWorkingDirectory, file, O_RDONLY | O_CLOEXEC, 0) }
-      }.get()
-      closes = true
+    do throws(SkipBackupError) {
+      self.file =
+        file == "-"
+        ? try Descriptor(duplicating: STDIN_FILENO, path: file)
+        : try Descriptor.open(file, .readOnly)
+    } catch {
+      throw error.errno ?? .ioError
     }
     self.separator = separator
-  }
-
-  deinit {
-    if closes { _ = system_close(descriptor) }
   }
 
   /// The next path, or `nil` at the end. Empty records are passed over.
@@ -107,23 +101,17 @@ package struct PathList: ~Copyable {
   private static let chunk = [UInt8](repeating: 0, count: 64 * 1024)
 
   /// Reads what comes next onto the end of the buffer.
-  ///
-  /// The corresponding C function is `read(2)`.
   private mutating func fill() throws(Errno) {
     let old = buffer.count
     // An array's bytes are copied at once; a repeatElement was added one
     // element at a time (most of the time a long line took, in perf).
     buffer.append(contentsOf: Self.chunk)
-    let descriptor = descriptor
-    let read = buffer.withUnsafeMutableBytes { bytes in
-      valueOrErrno { system_read(descriptor, bytes.baseAddress! + old, bytes.count - old) }
-    }
     let count: Int
-    switch read {
-    case .success(let value): count = value
-    case .failure(let errno):
+    do throws(SkipBackupError) {
+      count = try file.read(into: &buffer, from: old)
+    } catch {
       buffer.removeLast(64 * 1024)
-      throw errno
+      throw error.errno ?? .ioError
     }
     buffer.removeLast(64 * 1024 - count)
     if count == 0 { finished = true }

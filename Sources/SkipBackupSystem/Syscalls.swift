@@ -155,6 +155,27 @@ package func system_openat(
   mocked(.openat) { cxattr_openat(dirfd, path, flags, mode) }
 }
 
+/// The corresponding C function is `openat2(2)` (Linux 5.6), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+package func system_openat2(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t, _ resolve: UInt64
+) -> CInt {
+  mocked(.openat2) {
+    cxattr_openat2(
+      dirfd, path, CUnsignedLongLong(UInt32(bitPattern: flags)), CUnsignedLongLong(mode),
+      CUnsignedLongLong(resolve))
+  }
+}
+
+/// The corresponding C function is `renameat2(2)`, through CXattr: glibc
+/// declares it only under `_GNU_SOURCE`.
+package func system_renameat2(
+  _ olddirfd: CInt, _ oldpath: UnsafePointer<CChar>, _ newdirfd: CInt,
+  _ newpath: UnsafePointer<CChar>, _ flags: CUnsignedInt
+) -> CInt {
+  mocked(.renameat2) { cxattr_renameat2(olddirfd, oldpath, newdirfd, newpath, flags) }
+}
+
 /// The corresponding C function is `close(2)`.
 package func system_close(_ fd: CInt) -> CInt {
   mocked(.close) { close(fd) }
@@ -806,6 +827,13 @@ package func system_getegid() -> gid_t {
 /// The corresponding C function is `dup(2)`.
 package func system_dup(_ fd: CInt) -> CInt {
   mocked(.dup) { dup(fd) }
+}
+
+/// The corresponding C function is `fcntl(2)` with `F_DUPFD_CLOEXEC`: a
+/// duplicate closed on exec from the start, through CXattr because `fcntl`
+/// is variadic. Mocked as `dup`, which it is with that flag.
+package func system_fcntl_dupfd_cloexec(_ fd: CInt) -> CInt {
+  mocked(.dup) { cxattr_dup_cloexec(fd) }
 }
 
 /// The corresponding C function is `dup2(2)`.

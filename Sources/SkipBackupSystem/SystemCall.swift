@@ -11,7 +11,7 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case removexattr, lremovexattr, fremovexattr, removexattrat
   case openat, close, read, write, poll, fsync, fchmod, fchown
   case getdents64, fstatat, fstat, statx, fstatfs
-  case renameat, linkat, unlinkat, realpath, readlinkat, flock
+  case renameat, linkat, unlinkat, realpath, readlinkat, flock, openat2, renameat2
   case getInodeFlags = "ioctl(FS_IOC_GETFLAGS)"
   case setInodeFlags = "ioctl(FS_IOC_SETFLAGS)"
   case attrCopyAction = "attr_copy_action"
@@ -60,6 +60,16 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
     case .setxattr, .lsetxattr, .fsetxattr, .setxattrat, .removexattr, .lremovexattr,
       .fremovexattr, .removexattrat:
       true
+    default: false
+    }
+  }
+
+  /// Whether the call sets an extended attribute's value: the one kind of
+  /// call whose `ENOSPC` may mean the item's attribute space (ext4 keeps an
+  /// inode's attributes in one block) rather than the filesystem's.
+  package var setsAttribute: Bool {
+    switch self {
+    case .setxattr, .lsetxattr, .fsetxattr, .setxattrat: true
     default: false
     }
   }

@@ -108,6 +108,12 @@ import Testing
         case .fstat: return outcome(system_fstat(-1, &status))
         case .statx: return outcome(scratch { system_statx(-1, "x", 0, 0, $0) })
         case .fstatfs: return outcome(scratch { system_fstatfs(-1, $0) })
+        case .openat2:
+          return outcome(system_openat2(MountFlag.atWorkingDirectory, missing, O_RDONLY, 0, 0))
+        case .renameat2:
+          return outcome(
+            system_renameat2(
+              MountFlag.atWorkingDirectory, missing, MountFlag.atWorkingDirectory, missing, 0))
         case .renameat:
           return outcome(
             system_renameat(

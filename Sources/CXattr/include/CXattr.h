@@ -77,6 +77,35 @@ int cxattr_set_inode_flags(int fd, const int *flags);
 // O_TMPFILE.
 int cxattr_openat(int dirfd, const char *path, int flags, mode_t mode);
 
+// openat2(2) (Linux 5.6): an open whose resolution the kernel restricts
+// (RESOLVE_NO_SYMLINKS refuses a symbolic link anywhere on the way, not
+// only at the end as O_NOFOLLOW does). glibc 2.36 has no wrapper and no
+// struct open_how in the headers Swift sees. -1 with ENOSYS before 5.6.
+static const unsigned long long CXATTR_RESOLVE_NO_XDEV = 0x01;
+static const unsigned long long CXATTR_RESOLVE_NO_MAGICLINKS = 0x02;
+static const unsigned long long CXATTR_RESOLVE_NO_SYMLINKS = 0x04;
+static const unsigned long long CXATTR_RESOLVE_BENEATH = 0x08;
+static const unsigned long long CXATTR_RESOLVE_IN_ROOT = 0x10;
+int cxattr_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long mode,
+                   unsigned long long resolve);
+
+// renameat2(2) and its flags: glibc declares them only under _GNU_SOURCE.
+static const unsigned int CXATTR_RENAME_NOREPLACE = 1;
+static const unsigned int CXATTR_RENAME_EXCHANGE = 2;
+static const unsigned int CXATTR_RENAME_WHITEOUT = 4;
+int cxattr_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                     unsigned int flags);
+
+// fcntl(2) is variadic: F_DUPFD_CLOEXEC, a duplicate closed on exec at once.
+int cxattr_dup_cloexec(int fd);
+
+// The open(2) flags Swift's Glibc module does not show (they need
+// _GNU_SOURCE), by their Linux values.
+static const int CXATTR_O_NOATIME = 01000000;
+// AT_REMOVEDIR and AT_NO_AUTOMOUNT, for unlinkat(2) and the *at lookups.
+static const int CXATTR_AT_REMOVEDIR = 0x200;
+static const int CXATTR_AT_NO_AUTOMOUNT = 0x800;
+
 // skipbackup run: a private mount namespace and the new mount
 // API. unshare(2) is declared only under _GNU_SOURCE; glibc 2.36 declares
 // fsopen, fsconfig, fsmount and move_mount in <sys/mount.h>, which clashes
