@@ -11,20 +11,28 @@ import SystemPackage
 /// beside it and put in place only when complete, so that no truncated
 /// rules file is ever left; a device, FIFO or socket is written in place.
 ///
-/// FILE's directory is opened once and the name looked at once, without
-/// following a link (``DirectoryEntry``); the open, the new file and its
-/// rename are relative to that descriptor. A symbolic link at the name is
-/// refused, never followed: root's `export -o /tmp/x` must not write the
-/// file another user's link there names, and a link swapped in after the
-/// look is replaced by the rename, not written through. Only a link in a
-/// directory that no user but root may write is followed, and written in
-/// place: no other user can have put it there, and those are the links to a
-/// descriptor that the kernel keeps (`/dev/stdout`, `/dev/fd/N`,
-/// `/proc/self/fd/N`). What a link leads to is judged by where the link
-/// is, never by its path's text: a rules file in a directory of its own
-/// under /dev/shm is a regular file like any other, and a write that fails
-/// there leaves the old one whole.
+/// FILE's directory is opened once, by ``TrustedPath``: one component at a
+/// time by descriptor, through directories only root or the caller own
+/// (systemd's rule against unsafe path transitions), so that no other user
+/// can choose where root's write lands. The name is looked at once there,
+/// without following a link (``DirectoryEntry``), and the open, the new
+/// file and its rename are relative to that descriptor. A symbolic link at
+/// the name is refused, never followed: root's `export -o /tmp/x` must not
+/// write the file another user's link there names, and a link swapped in
+/// after the look is replaced by the rename, not written through. Only a
+/// link in a directory that root or the caller owns and that neither group
+/// nor others may write is followed, and written in place: no other user
+/// can have put it there, and those are the links to a descriptor that the
+/// kernel keeps (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`). A
+/// directory another user owns is never such a place, whatever its mode
+/// says now: its owner may make it writable, plant a link and make it
+/// read-only again. What a link leads to is judged by where the link is,
+/// never by its path's text: a rules file in a directory of its own under
+/// /dev/shm is a regular file like any other, and a write that fails there
+/// leaves the old one whole.
 package enum OutputFile {
+  /// Written in place; whoever holds the value closes it, with
+  /// `OutputDescriptor.close`, whose error is the write's.
   case inPlace(CInt)
   case replacement(ReplacementFile)
 
@@ -39,15 +47,11 @@ package enum OutputFile {
     // A special file that became a regular one between the look and the
     // open is looked at again; only a changing name runs out of tries.
     for _ in 0..<3 {
-      let entry = try DirectoryEntry(path)
-      if entry.type == .symbolicLink, entry.onlyRootMayWrite {
-        let directory = entry.directory
-        let opened = entry.name.withCString { name in
-          valueOrErrno {
-            system_openat(directory, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-          }
-        }
-        return .inPlace(try opened.get(.openat, FileItem(path: path)))
+      let entry = try DirectoryEntry(trusting: path)
+      if entry.type == .symbolicLink, entry.onlyOwnerMayWrite {
+        let opened = try entry.opened.open(
+          entry.name, [.writeOnly, .create, .truncate], mode: 0o666, reporting: path)
+        return .inPlace(opened.release())
       }
       switch entry.type {
       case nil, .regular?:
@@ -57,23 +61,11 @@ package enum OutputFile {
       case .some:
         // No O_CREAT nor O_TRUNC: what is opened is judged before anything
         // is written, and a file swapped in is never cut short.
-        let directory = entry.directory
-        let descriptor = try entry.name.withCString { name in
-          valueOrErrno {
-            system_openat(directory, name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0)
-          }
-        }.get(.openat, FileItem(path: path))
-        var opened = stat()
-        do throws(SkipBackupError) {
-          _ = try valueOrErrno { system_fstat(descriptor, &opened) }.get(
-            .fstat, FileItem(path: path))
-          try SharedDirectory.refuseForeign(opened, in: entry.directoryStatus, path: path)
-        } catch {
-          _ = system_close(descriptor)
-          throw error
-        }
-        if opened.st_mode & S_IFMT != S_IFREG { return .inPlace(descriptor) }
-        _ = system_close(descriptor)
+        let opened = try entry.opened.open(
+          entry.name, [.writeOnly, .noFollow, .noControllingTerminal], reporting: path)
+        let status = try opened.status()
+        try SharedDirectory.refuseForeign(status, in: entry.directoryStatus, path: path)
+        if status.st_mode & S_IFMT != S_IFREG { return .inPlace(opened.release()) }
       }
     }
     throw SkipBackupError(.openat, .resourceTemporarilyUnavailable, path: path)

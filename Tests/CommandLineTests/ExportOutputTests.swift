@@ -209,10 +209,98 @@ import TestSupport
       "export", "--for", "rsync", "-o", Argument(nobodys + "/rules"), Argument(place.root))
     #expect(refused.status == 1, "\(refused)")
     #expect(
-      refused.errors.hasPrefix(
-        "skipbackup: \(nobodys)/rules: only a regular file can be copied or saved over"),
+      refused.errors.hasPrefix("skipbackup: \(nobodys): another user owns this directory"),
       "\(refused)")
     #expect(try String(contentsOfFile: place.victim, encoding: .utf8) == StickyPlace.secret)
+  }
+
+  /// Another user's directory, `chmod 555` after a link to root's file was
+  /// planted in it: its owner may not write it now, but may make it
+  /// writable again at any time, so it is not a place only root can have
+  /// put the link. Root's `export -o` there is refused with one line that
+  /// names the directory, exit 1, and the file the link names is untouched.
+  @Test func aLinkInAnotherUsersReadOnlyDirectoryIsNotFollowed() throws {
+    let place = try StickyPlace()
+    let trap = place.tree.directory("trap")
+    try check(run(["chown", "nobody:nogroup", Argument(trap)]))
+    try check(run(["ln", "-s", Argument(place.victim), Argument(trap + "/rules")], asNobody: true))
+    try check(run(["chmod", "555", Argument(trap)], asNobody: true))
+    var status = stat()
+    #expect(lstat(place.victim, &status) == 0)
+    let result = skipbackup(
+      "export", "--for", "rsync", "-o", Argument(trap + "/rules"), Argument(place.root))
+    #expect(result.status == 1, "\(result)")
+    #expect(result.standardOutput.isEmpty, "\(result)")
+    #expect(
+      result.errors.hasPrefix("skipbackup: \(trap): another user owns this directory")
+        && result.errors.split(separator: "\n").count == 1, "\(result)")
+    _ = place.victimIsUntouched(status.st_ino, "0555 trap")
+  }
+
+  /// A symbolic link as FILE's parent, put by another user in a sticky
+  /// directory everyone may write (as /tmp): with `fs.protected_symlinks=0`
+  /// (as here, and in many containers) the kernel follows it for root, so
+  /// root's `export -o /tmp/LINK/rules` would replace root's own file in
+  /// the directory the link names. It is refused by its place, whatever the
+  /// sysctl says, and nothing there is written.
+  @Test func anotherUsersLinkAsTheParentInStickyTmpIsNotFollowed() throws {
+    let place = try StickyPlace()
+    let privateDirectory = place.tree.directory("private")
+    chmod(privateDirectory, 0o700)
+    let victim = place.tree.file("private/rules", StickyPlace.secret)
+    let link = "/tmp/skipbackup-parent-link-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    try check(run(["ln", "-s", Argument(privateDirectory), Argument(link)], asNobody: true))
+    defer { unlink(link) }
+    var status = stat()
+    #expect(lstat(victim, &status) == 0)
+    let result = skipbackup(
+      "export", "--for", "rsync", "-o", Argument(link + "/rules"), Argument(place.root))
+    #expect(result.status == 1, "\(result)")
+    #expect(
+      result.errors.hasPrefix("skipbackup: \(link): a symbolic link on the way")
+        && result.errors.split(separator: "\n").count == 1, "\(result)")
+    let contents = try String(contentsOfFile: victim, encoding: .utf8)
+    var after = stat()
+    #expect(lstat(victim, &after) == 0)
+    #expect(contents == StickyPlace.secret && after.st_ino == status.st_ino, "victim written")
+  }
+
+  /// What the rule leaves alone: root into its own directories, through a
+  /// link of its own on the way and a relative FILE; an ordinary user into
+  /// a directory of their own below root's; both get the rules.
+  @Test func filesInPlacesOnlyRootOrTheUserOwnAreWritten() throws {
+    let place = try StickyPlace()
+    let expected = "/d/marked\0"
+    let mine = place.tree.directory("mine/deeper")
+    chmod(place.tree.path + "/mine", 0o700)
+    symlink("mine/deeper", place.tree.path + "/via")
+    for output in [mine + "/rules", place.tree.path + "/via/linked"] {
+      let result = skipbackup(
+        "export", "--for", "rsync", "-o", Argument(output), Argument(place.root))
+      #expect(result.status == 0 && result.errors.isEmpty, "\(output): \(result)")
+      #expect(
+        try String(
+          contentsOfFile: mine + "/" + (output as NSString).lastPathComponent, encoding: .utf8)
+          == expected)
+    }
+    let relative = run(
+      [
+        Argument(skipbackupPath), "export", "--for", "rsync", "-o", "relative",
+        Argument(place.root),
+      ],
+      directory: mine)
+    #expect(relative.status == 0 && relative.errors.isEmpty, "\(relative)")
+    #expect(try String(contentsOfFile: mine + "/relative", encoding: .utf8) == expected)
+
+    let nobodys = place.tree.directory("nobodys")
+    try check(run(["chown", "nobody:nogroup", Argument(nobodys)]))
+    let asNobody = run(
+      [
+        Argument(skipbackupPath), "export", "--for", "rsync", "-o", Argument(nobodys + "/rules"),
+        Argument(place.root),
+      ], asNobody: true)
+    #expect(asNobody.status == 0 && asNobody.errors.isEmpty, "\(asNobody)")
+    #expect(try String(contentsOfFile: nobodys + "/rules", encoding: .utf8) == expected)
   }
 
   @Test func namesAreEscapedOnATerminalAndByteExactWhenPiped() throws {

@@ -21,7 +21,9 @@ package struct DirectoryEntry: ~Copyable {
   /// The path as given, for messages.
   package let path: FilePath
   /// The directory, open for reading.
-  package let directory: CInt
+  package let opened: Descriptor
+  /// Its descriptor number, for the calls made relative to it.
+  package var directory: CInt { opened.rawValue }
   /// The last component of `path`.
   package let name: FilePath
   /// The directory, as `fstat(2)` gave it.
@@ -38,26 +40,32 @@ package struct DirectoryEntry: ~Copyable {
     guard let last = path.lastComponent else {
       throw SkipBackupError(refusing: .namesNoFile, path: path)
     }
-    let directory = try parent.withCString { parent in
-      valueOrErrno { system_openat(CXATTR_AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
-    }.get(.openat, FileItem(path: parent))
-    var closesDirectory = true
-    defer { if closesDirectory { _ = system_close(directory) } }
-    var directoryStatus = stat()
-    _ = try valueOrErrno { system_fstat(directory, &directoryStatus) }.get(
-      .fstat, FileItem(path: parent))
-    let name = FilePath(root: nil, [last])
-    let item = try Self.look(at: name, in: directory, path: path)
+    try self.init(
+      path, in: try Descriptor.open(parent, [.readOnly, .directory]),
+      name: FilePath(root: nil, [last]))
+  }
+
+  /// Opens the directory that holds `path` by ``TrustedPath`` (only
+  /// through directories root or the caller own, and links only they
+  /// can have put there) and looks at `path`'s last component there once.
+  package init(trusting path: FilePath) throws(SkipBackupError) {
+    let trusted = try TrustedPath(parentOf: path)
+    try self.init(
+      path, in: try trusted.directory.open(".", [.readOnly, .directory]), name: trusted.name)
+  }
+
+  private init(
+    _ path: FilePath, in directory: consuming Descriptor, name: FilePath
+  ) throws(SkipBackupError) {
+    let directoryStatus = try directory.status()
+    let item = try Self.look(at: name, in: directory.rawValue, path: path)
     if let item { try SharedDirectory.refuseForeign(item, in: directoryStatus, path: path) }
-    closesDirectory = false
     self.path = path
-    self.directory = directory
+    self.opened = directory
     self.name = name
     self.directoryStatus = directoryStatus
     self.item = item
   }
-
-  deinit { _ = system_close(directory) }
 
   /// The type of what was at the name, or `nil` when there was nothing.
   package var type: FileType? { item.map { FileType(rawValue: $0.st_mode & S_IFMT) } }
@@ -65,14 +73,13 @@ package struct DirectoryEntry: ~Copyable {
   /// Whether the directory is sticky and others may write it.
   package var isShared: Bool { SharedDirectory.isShared(directoryStatus) }
 
-  /// Whether no user but root may add, remove or replace the directory's
-  /// entries: neither its group nor others may write it, and its owner is
-  /// root or may not write it either (/dev, /proc/self/fd, which is an
-  /// ordinary user's own, mode 0500). A link there was put by root or by the
-  /// kernel.
-  package var onlyRootMayWrite: Bool {
-    let mode = directoryStatus.st_mode
-    return mode & (S_IWGRP | S_IWOTH) == 0 && (directoryStatus.st_uid == 0 || mode & S_IWUSR == 0)
+  /// Whether only root or this user can have put a link at the name: the
+  /// directory is theirs, and neither its group nor others may write it
+  /// (/dev; /proc/self/fd, this user's own, mode 0500). A directory
+  /// another user owns is not, whatever its mode: its owner may `chmod`
+  /// it writable, plant a link and `chmod` it back.
+  package var onlyOwnerMayWrite: Bool {
+    TrustedPath.onlyOwnerMayWrite(directoryStatus, user: system_geteuid())
   }
 
   /// What is at the name now, looked at again; another user's item in a
