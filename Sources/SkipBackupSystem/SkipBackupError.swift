@@ -136,6 +136,14 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// not read: each failure, by its own path, in the order met. What the
     /// query answered leaves out what is below each.
     case itemsUnread([SkipBackupError])
+    /// A directory on the way to a file to write that another user owns
+    /// (neither root nor the caller): its owner can rename, replace or
+    /// `chmod` what is below it at any time, so nothing is written
+    /// through it (systemd's unsafe path transition).
+    case directoryOfAnotherOnTheWay
+    /// A symbolic link on the way to a file to write, in a directory that
+    /// others may write or another user owns: not followed.
+    case symbolicLinkOnTheWay
   }
 
   /// The failure of `call` with `errno` on the item at `path`.
@@ -314,6 +322,15 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .danglingSymbolicLink:
       return "a symbolic link to nothing: a save writes through a link only to a file that "
         + "exists, and never turns the link into a file"
+    case .directoryOfAnotherOnTheWay:
+      return "another user owns this directory on the way to the file to write, and can "
+        + "rename, replace or chmod what is below it at any time; nothing is written through a "
+        + "directory only another user controls (write it where only root or you may change the "
+        + "path); nothing was written"
+    case .symbolicLinkOnTheWay:
+      return "a symbolic link on the way to the file to write, in a directory another user "
+        + "owns or others may write: it is not followed, since someone else may have put it "
+        + "there; name the real directory; nothing was written"
     case .anotherUsersItemInSharedDirectory:
       let what = fileType.map { article($0) } ?? "an item"
       return "\(what) that another user owns, in a sticky directory others may write (as /tmp): "
@@ -363,11 +380,11 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         return "permission denied: changing its attributes needs write permission on it"
       }
       return "permission denied"
-    case .noSpace where call == .write:
-      return "no space left on the device"
-    case .noSpace:
+    case .noSpace where call.setsAttribute:
       return "no space left for extended attributes on this item (ext4 keeps them in one block) "
         + "or on the device"
+    case .noSpace:
+      return "no space left on the device: the filesystem that holds it is full"
     case .argListTooLong:
       return "the attribute value is larger than the filesystem allows"
     case .outOfRange:

@@ -1,5 +1,6 @@
 import Foundation
 import SkipBackup
+import SkipBackupCore
 import Testing
 import TestSupport
 
@@ -84,6 +85,38 @@ import TestSupport
       failure.description.hasPrefix(
         file + ": 'com.apple.MobileBackup' is in no namespace Linux knows"))
   }
+
+  /// `ENOSPC` names what ran out: the attribute space only for a call that
+  /// sets an attribute's value, the filesystem for every other (a full
+  /// btrfs refuses `mkdirat` and `linkat` with it too).
+  @Test(arguments: SystemCall.allCases)
+  func noSpaceNamesWhatRanOut(_ call: SystemCall) {
+    let reason = SkipBackupError(call, .noSpace, path: "/x").reason
+    if [.setxattr, .lsetxattr, .fsetxattr, .setxattrat].contains(call) {
+      #expect(reason.hasPrefix("no space left for extended attributes on this item"), "\(call)")
+    } else {
+      #expect(
+        reason == "no space left on the device: the filesystem that holds it is full", "\(call)")
+    }
+  }
+
+  #if ENABLE_MOCKING
+    /// A CACHEDIR.TAG that cannot be made on a full filesystem (its
+    /// `openat` refused with `ENOSPC`) says the device is full, not the
+    /// attributes.
+    @Test func noSpaceForATagIsTheDevices() throws {
+      let directory = tree.directory("cache")
+      let failure = try #require(
+        MockingDriver.withMocking { driver in
+          driver.force(.noSpace, on: .openat)
+          return error { try Mechanism.cachedir.mark(FileItem(path: FilePath(directory))) }
+        })
+      #expect(failure.call == .openat)
+      #expect(
+        failure.description.contains(": no space left on the device: the filesystem"), "\(failure)")
+      #expect(!failure.description.contains("extended attributes"), "\(failure)")
+    }
+  #endif
 
   /// ext4 keeps all of an inode's attributes in one block: 5,000 bytes do
   /// not fit, and no filesystem takes a value over 64 KiB. On an ext4 of the
