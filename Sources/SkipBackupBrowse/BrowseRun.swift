@@ -48,20 +48,16 @@ package struct BrowseRun: Sendable {
     // ROOT is opened before the walk, so that marks go into the tree that
     // was walked; O_PATH, since a ROOT that is no directory (refused after
     // the walk, which says why) must not block.
-    let opened = Result { () throws(SkipBackupError) -> CInt in
-      try check(.openat, rootPath) {
-        rootPath.withCString { system_openat(AT_FDCWD, $0, MountFlag.pathOnly | O_CLOEXEC, 0) }
-      }
+    var opened: Descriptor?
+    var openFailure: SkipBackupError?
+    do throws(SkipBackupError) {
+      opened = try Descriptor.open(rootPath, .pathOnly)
+    } catch {
+      openFailure = error
     }
-    guard var browseTree = walk(rootPath, counted, diagnostics) else {
-      if case .success(let descriptor) = opened { _ = system_close(descriptor) }
-      throw .failure
-    }
-    let rootDescriptor: CInt
-    switch opened {
-    case .success(let descriptor): rootDescriptor = descriptor
-    case .failure(let error):
-      diagnostics.report(error)
+    guard var browseTree = walk(rootPath, counted, diagnostics) else { throw .failure }
+    guard let rootDescriptor = opened.take() else {
+      if let openFailure { diagnostics.report(openFailure) }
       throw .failure
     }
     let editor = MarkEditor(

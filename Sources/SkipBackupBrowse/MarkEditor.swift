@@ -40,11 +40,12 @@ package final class MarkEditor {
   /// ROOT, open: each item is reached from it one name at a time, so that
   /// a directory on the way swapped for a symbolic link since the walk
   /// leads no mark out of the tree.
-  private let root: CInt
+  private let root: Descriptor
   private let rootPath: FilePath
 
   package init(
-    counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet, root: CInt,
+    counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet,
+    root: consuming Descriptor,
     rootPath: FilePath
   ) {
     self.counted = counted
@@ -53,8 +54,6 @@ package final class MarkEditor {
     self.root = root
     self.rootPath = rootPath
   }
-
-  deinit { _ = system_close(root) }
 
   /// What one listing of an item's attribute names (``ItemAttributes``)
   /// says of it: its marks among the mechanisms counted, marked and
@@ -74,7 +73,9 @@ package final class MarkEditor {
   }
 
   /// Marks or clears `node`; returns what to tell the person.
-  package func apply(_ action: MarkingRun.Action, to node: Int32, in tree: inout BrowseTree) -> String {
+  package func apply(_ action: MarkingRun.Action, to node: Int32, in tree: inout BrowseTree)
+    -> String
+  {
     let mechanisms = action == .mark ? marking : clearing
     var before: ItemState?
     var changed: MechanismSet = []
@@ -161,7 +162,7 @@ package final class MarkEditor {
     for _ in 0..<2 {
       do throws(SkipBackupError) {
         return try FileItem.withItem(
-          tree.relativePath(of: node), below: root, rootPath: rootPath
+          tree.relativePath(of: node), below: root.rawValue, rootPath: rootPath
         ) { (item) throws(SkipBackupError) -> SkipBackupError? in
           let failure = try body(item)
           let after = Result { () throws(SkipBackupError) -> ItemState in try state(of: item) }

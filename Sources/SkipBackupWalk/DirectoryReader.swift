@@ -107,6 +107,8 @@ package func directoryNames(_ descriptor: CInt) -> Result<[[UInt8]], Errno> {
   defer { buffer.deallocate() }
   var names: [[UInt8]] = []
   while true {
+    // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's raw
+    // calls)
     switch valueOrErrno({ system_getdents64(descriptor, buffer, size) }) {
     case .success(0):
       return .success(names)

@@ -58,6 +58,8 @@ struct FrameStack: ~Copyable {
 
   deinit {
     for index in 0..<count {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       _ = system_close(frames[index].descriptor)
       frames[index].buffer?.deallocate()
     }
@@ -92,6 +94,8 @@ struct FrameStack: ~Copyable {
   mutating func pop() {
     count -= 1
     let frame = (frames + count).move()
+    // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's raw
+    // calls)
     _ = system_close(frame.descriptor)
     if let buffer = frame.buffer { spareBuffers.append((buffer, frame.bufferSize)) }
   }
@@ -114,6 +118,8 @@ struct FrameStack: ~Copyable {
     takeBuffer(for: frame)
     let buffer = frame.pointee.buffer!
     let result = valueOrErrno {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       system_getdents64(frame.pointee.descriptor, buffer, frame.pointee.bufferSize)
     }
     if case .success(let length) = result, length > 0 {
@@ -147,6 +153,8 @@ struct FrameStack: ~Copyable {
       }
       let buffer = frame.pointee.buffer!
       let result = valueOrErrno {
+        // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+        // raw calls)
         system_getdents64(
           frame.pointee.descriptor, buffer + count, frame.pointee.bufferSize - count)
       }

@@ -87,6 +87,8 @@ final class WorkSharing: @unchecked Sendable {
       while true {
         if options.isStopped {
           // Asked to stop: what is queued is closed, not walked.
+          // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the
+          // walk's raw calls)
           for task in tasks { _ = system_close(task.descriptor) }
           tasks.removeAll()
           queued.store(0, ordering: .relaxed)
@@ -116,6 +118,7 @@ final class WorkSharing: @unchecked Sendable {
     for index in 1..<visitors.count {
       let context = Unmanaged.passRetained(HelperContext(sharing: self, visitor: visitors[index]))
       var thread = pthread_t()
+      // Raw: no path and no descriptor: a thread, a limit or a count
       if system_pthread_create(&thread, startHelper, context.toOpaque()) == 0 {
         threads.append(thread)
       } else {
@@ -147,6 +150,7 @@ final class WorkSharing: @unchecked Sendable {
 
   /// Waits for the helpers; the counts of every walker.
   func finish(adding counts: TreeWalkCounts) -> TreeWalkCounts {
+    // Raw: no path and no descriptor: a thread, a limit or a count
     for thread in threads { _ = system_pthread_join(thread) }
     return lock.withLock {
       var total = self.counts
@@ -205,5 +209,6 @@ final class ConditionLock: @unchecked Sendable {
 
 /// How many threads a walk may use: the processors this process may run on.
 package var walkThreads: Int {
+  // Raw: no path and no descriptor: a thread, a limit or a count
   max(1, min(system_sysconf(CInt(_SC_NPROCESSORS_ONLN)), 8))
 }

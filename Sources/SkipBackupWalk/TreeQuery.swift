@@ -114,6 +114,7 @@ package final class TreeQuery: @unchecked Sendable {
     let context = Unmanaged.passRetained(
       QueryContext(query: self, kind: kind, root: root, mechanisms: mechanisms, options: options))
     var thread = pthread_t()
+    // Raw: no path and no descriptor: a thread, a limit or a count
     let started = system_pthread_create(&thread, startQuery, context.toOpaque())
     if started == 0 {
       self.thread = thread
@@ -169,6 +170,7 @@ package final class TreeQuery: @unchecked Sendable {
   package func close() {
     cancel()
     if let thread {
+      // Raw: no path and no descriptor: a thread, a limit or a count
       _ = system_pthread_join(thread)
       self.thread = nil
     }

@@ -176,6 +176,8 @@ final class VanishedEntry: @unchecked Sendable {
     visited: Bool, markedAncestorLength: Int?
   ) {
     let opened = valueOrErrno {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       system_openat(parent, ".", CXATTR_O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
     }
     guard case .success(let descriptor) = opened else { return nil }
@@ -187,6 +189,8 @@ final class VanishedEntry: @unchecked Sendable {
     self.markedAncestorLength = markedAncestorLength
   }
 
+  // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's raw
+  // calls)
   deinit { _ = system_close(parent) }
 }
 
@@ -306,6 +310,8 @@ private func openRoot(
   guard decision != .skipChildren, type.isDirectory else { return (status.st_dev, nil) }
   let opened = root.withCString { path in
     valueOrErrno {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       system_openat(
         CXATTR_AT_FDCWD, path, TreeWalker.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
     }
@@ -433,6 +439,8 @@ struct TreeWalker: ~Copyable {
       // The listing did not say, or the directory may be a mount point: ask.
       var status = stat()
       let result = valueOrErrno {
+        // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+        // raw calls)
         system_fstatat(parent.descriptor, record.name, &status, AT_SYMLINK_NOFOLLOW)
       }
       switch result {
@@ -470,6 +478,8 @@ struct TreeWalker: ~Copyable {
     let markedAncestorLength =
       decision == .descendMarked ? path.count : parent.markedAncestorLength
     let opened = valueOrErrno {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       system_openat(parent.descriptor, record.name, Self.directoryFlags, 0)
     }
     switch opened {
@@ -522,6 +532,8 @@ struct TreeWalker: ~Copyable {
   mutating func revisit(_ entry: VanishedEntry) -> Bool {
     var status = stat()
     let looked = valueOrErrno {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       system_fstatat(entry.parent, entry.name, &status, AT_SYMLINK_NOFOLLOW)
     }
     guard case .success = looked else { return false }
@@ -546,6 +558,8 @@ struct TreeWalker: ~Copyable {
       return false  // what was walked as a directory is not one now
     }
     let opened = valueOrErrno {
+      // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
+      // raw calls)
       system_openat(entry.parent, entry.name, Self.directoryFlags, 0)
     }
     guard case .success(let descriptor) = opened else { return false }
@@ -578,8 +592,10 @@ struct TreeWalker: ~Copyable {
 /// Lets a walk keep one directory open per level of a deep tree.
 private func raiseOpenFileLimit() {
   var limit = rlimit()
+  // Raw: no path and no descriptor: a thread, a limit or a count
   guard system_getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max
   else { return }
   limit.rlim_cur = limit.rlim_max
+  // Raw: no path and no descriptor: a thread, a limit or a count
   _ = system_setrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit)
 }

@@ -76,11 +76,19 @@ public struct ExtendedAttributes: Sendable {
           path: .setxattr, link: .lsetxattr, descriptor: .fsetxattr, at: .setxattrat,
           byPath: { path, follow in
             follow
+              // Raw: the public API's ways to reach an item, each named by its case in
+              // call(path:link:descriptor:at:) (docs/architecture.md)
               ? system_setxattr(path, name, bytes.baseAddress, bytes.count, mode.flags)
+              // Raw: the public API's ways to reach an item, each named by its case in
+              // call(path:link:descriptor:at:) (docs/architecture.md)
               : system_lsetxattr(path, name, bytes.baseAddress, bytes.count, mode.flags)
           },
+          // Raw: the public API's ways to reach an item, each named by its case in
+          // call(path:link:descriptor:at:) (docs/architecture.md)
           byDescriptor: { system_fsetxattr($0, name, bytes.baseAddress, bytes.count, mode.flags) },
           relative: { directory, path, flags in
+            // Raw: the public API's ways to reach an item, each named by its case in
+            // call(path:link:descriptor:at:) (docs/architecture.md)
             system_setxattrat(
               directory, path, flags, name, bytes.baseAddress, bytes.count, mode.flags)
           })
@@ -105,9 +113,15 @@ public struct ExtendedAttributes: Sendable {
       call(
         path: .removexattr, link: .lremovexattr, descriptor: .fremovexattr, at: .removexattrat,
         byPath: { path, follow in
+          // Raw: the public API's ways to reach an item, each named by its case in
+          // call(path:link:descriptor:at:) (docs/architecture.md)
           follow ? system_removexattr(path, name) : system_lremovexattr(path, name)
         },
+        // Raw: the public API's ways to reach an item, each named by its case in
+        // call(path:link:descriptor:at:) (docs/architecture.md)
         byDescriptor: { system_fremovexattr($0, name) },
+        // Raw: the public API's ways to reach an item, each named by its case in
+        // call(path:link:descriptor:at:) (docs/architecture.md)
         relative: { directory, path, flags in system_removexattrat(directory, path, flags, name) })
     }
   }
@@ -300,10 +314,16 @@ public struct ExtendedAttributes: Sendable {
       path: .getxattr, link: .lgetxattr, descriptor: .fgetxattr, at: .getxattrat,
       byPath: { path, follow in
         follow
+          // Raw: the public API's ways to reach an item, each named by its case in
+          // call(path:link:descriptor:at:) (docs/architecture.md)
           ? system_getxattr(path, name, value, size) : system_lgetxattr(path, name, value, size)
       },
+      // Raw: the public API's ways to reach an item, each named by its case in
+      // call(path:link:descriptor:at:) (docs/architecture.md)
       byDescriptor: { system_fgetxattr($0, name, value, size) },
       relative: { directory, path, flags in
+        // Raw: the public API's ways to reach an item, each named by its case in
+        // call(path:link:descriptor:at:) (docs/architecture.md)
         system_getxattrat(directory, path, flags, name, value, size)
       })
   }
@@ -315,10 +335,16 @@ public struct ExtendedAttributes: Sendable {
     return call(
       path: .listxattr, link: .llistxattr, descriptor: .flistxattr, at: .listxattrat,
       byPath: { path, follow in
+        // Raw: the public API's ways to reach an item, each named by its case in
+        // call(path:link:descriptor:at:) (docs/architecture.md)
         follow ? system_listxattr(path, list, size) : system_llistxattr(path, list, size)
       },
+      // Raw: the public API's ways to reach an item, each named by its case in
+      // call(path:link:descriptor:at:) (docs/architecture.md)
       byDescriptor: { system_flistxattr($0, list, size) },
       relative: { directory, path, flags in
+        // Raw: the public API's ways to reach an item, each named by its case in
+        // call(path:link:descriptor:at:) (docs/architecture.md)
         system_listxattrat(directory, path, flags, list, size)
       })
   }
