@@ -241,11 +241,26 @@ extension Descriptor {
 
   /// Where the symbolic link `name` in this directory points.
   package func linkTarget(of name: FilePath) throws(SkipBackupError) -> FilePath {
+    try Self.linkTarget(name, in: rawValue, reporting: below(name))
+  }
+
+  /// Where the symbolic link at `path` points, `path` relative to the
+  /// working directory (a `/proc/self/fd/N`, which says where a descriptor
+  /// leads); the error names `reporting`.
+  package static func linkTarget(at path: FilePath, reporting: FilePath) throws(SkipBackupError)
+    -> FilePath
+  {
+    try linkTarget(path, in: CXATTR_AT_FDCWD, reporting: reporting)
+  }
+
+  private static func linkTarget(_ name: FilePath, in directory: CInt, reporting: FilePath)
+    throws(SkipBackupError) -> FilePath
+  {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let size = buffer.count - 1
     let count = try name.withCString { cName in
-      valueOrErrno { system_readlinkat(rawValue, cName, &buffer, size) }
-    }.get(.readlinkat, below(name))
+      valueOrErrno { system_readlinkat(directory, cName, &buffer, size) }
+    }.get(.readlinkat, reporting)
     buffer[count] = 0
     return FilePath(platformString: buffer)
   }

@@ -58,7 +58,7 @@ package struct DirectoryEntry: ~Copyable {
     _ path: FilePath, in directory: consuming Descriptor, name: FilePath
   ) throws(SkipBackupError) {
     let directoryStatus = try directory.status()
-    let item = try Self.look(at: name, in: directory.rawValue, path: path)
+    let item = try Self.look(at: name, in: directory, path: path)
     if let item { try SharedDirectory.refuseForeign(item, in: directoryStatus, path: path) }
     self.path = path
     self.opened = directory
@@ -85,7 +85,7 @@ package struct DirectoryEntry: ~Copyable {
   /// What is at the name now, looked at again; another user's item in a
   /// sticky directory others may write is refused, as at the first look.
   package func lookAgain() throws(SkipBackupError) -> stat? {
-    let item = try Self.look(at: name, in: directory, path: path)
+    let item = try Self.look(at: name, in: opened, path: path)
     if let item { try SharedDirectory.refuseForeign(item, in: directoryStatus, path: path) }
     return item
   }
@@ -95,36 +95,27 @@ package struct DirectoryEntry: ~Copyable {
   /// `/proc/self/fd/N` says where it led), so that its own protections
   /// apply on the way; a link to nothing, or in a loop, is refused.
   package func linkTarget() throws(SkipBackupError) -> FilePath {
-    let opened = name.withCString { name in
-      valueOrErrno { system_openat(directory, name, CXATTR_O_PATH | O_CLOEXEC, 0) }
-    }
-    let descriptor: CInt
-    switch opened {
-    case .success(let value): descriptor = value
-    case .failure(.noSuchFileOrDirectory):
+    let target: Descriptor
+    do throws(SkipBackupError) {
+      target = try opened.open(name, .pathOnly, reporting: path)
+    } catch let error where error.isNoSuchFile {
       throw SkipBackupError(refusing: .danglingSymbolicLink, path: path, fileType: .symbolicLink)
-    case .failure(let errno):
-      throw SkipBackupError(.openat, errno, path: path, fileType: .symbolicLink)
+    } catch {
+      var failure = error
+      failure.fileType = .symbolicLink
+      throw failure
     }
-    defer { _ = system_close(descriptor) }
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    _ = try "/proc/self/fd/\(descriptor)".withCString { link in
-      valueOrErrno { system_readlinkat(CXATTR_AT_FDCWD, link, &buffer, buffer.count - 1) }
-    }.get(.readlinkat, path)
-    return buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+    return try Descriptor.linkTarget(
+      at: FilePath("/proc/self/fd/\(target.rawValue)"), reporting: path)
   }
 
   private static func look(
-    at name: FilePath, in directory: CInt, path: FilePath
+    at name: FilePath, in directory: borrowing Descriptor, path: FilePath
   ) throws(SkipBackupError) -> stat? {
-    var item = stat()
-    let found = name.withCString { name in
-      valueOrErrno { system_fstatat(directory, name, &item, AT_SYMLINK_NOFOLLOW) }
-    }
-    switch found {
-    case .success: return item
-    case .failure(.noSuchFileOrDirectory): return nil
-    case .failure(let errno): throw SkipBackupError(.fstatat, errno, path: path)
+    do throws(SkipBackupError) {
+      return try directory.status(of: name, reporting: path)
+    } catch let error where error.isNoSuchFile {
+      return nil
     }
   }
 }
