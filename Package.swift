@@ -299,8 +299,8 @@ let package = Package(
 )
 
 // The libFuzzer targets of Fuzz/, one for each decoder of bytes others
-// wrote, built only by scripts/fuzz (SKIPBACKUP_FUZZ=1 and `--sanitize=fuzzer
-// --sanitize=address`, in .build-fuzz): libFuzzer's runtime brings the
+// wrote, built only by scripts/fuzz (SKIPBACKUP_FUZZ=1 and
+// `-sanitize=fuzzer,address`, in .build-fuzz): libFuzzer's runtime brings the
 // main function, so a plain `swift build` could not link them.
 let fuzzTargets: [(name: String, rooms: [Target.Dependency])] = [
   ("sweep-record", ["SkipBackupSweep"]),
