@@ -100,6 +100,28 @@ import TestSupport
     }
   }
 
+  /// A real full filesystem: an ext4 whose inodes are all taken refuses
+  /// the CACHEDIR.TAG's `openat(O_CREAT)` with `ENOSPC`, and the message
+  /// names the device, not the attributes.
+  @Test func noInodeLeftIsTheDevicesToo() throws {
+    let ext4 = try TestFilesystem(.ext4, size: "4M")
+    let directory = ext4.mountPoint + "/cache"
+    #expect(mkdir(directory, 0o755) == 0)
+    var made = 0
+    while made < 10_000 {
+      let descriptor = open(ext4.mountPoint + "/f\(made)", O_CREAT | O_WRONLY, 0o644)
+      if descriptor < 0 { break }
+      close(descriptor)
+      made += 1
+    }
+    try #require(errno == ENOSPC, "the inodes ran out after \(made) files")
+    let failure = try #require(
+      error { try Mechanism.cachedir.mark(FileItem(path: FilePath(directory))) })
+    #expect(failure.errno == .noSpace)
+    #expect(failure.call == .openat)
+    #expect(failure.reason == "no space left on the device: the filesystem that holds it is full")
+  }
+
   #if ENABLE_MOCKING
     /// A CACHEDIR.TAG that cannot be made on a full filesystem (its
     /// `openat` refused with `ENOSPC`) says the device is full, not the
