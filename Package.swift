@@ -2,8 +2,8 @@
 import PackageDescription
 
 // Debug builds (and so the tests) can force an errno on any system call
-// (Sources/SkipBackupCore/System/Mocking.swift); release builds cannot, and
-// pay nothing for it.
+// (Sources/SkipBackupSystem/Mocking.swift); release builds cannot, and pay
+// nothing for it.
 let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))]
 
 let package = Package(
@@ -34,8 +34,10 @@ let package = Package(
       name: "CNcurses",
       linkerSettings: [.linkedLibrary("ncursesw"), .linkedLibrary("tinfo")]
     ),
-    // The layers below the Apple API, one target each, so that the compiler
-    // keeps the architecture: a layer can import only the layers below it.
+    // The layers below the Apple API, one target each, so that a layer
+    // cannot import the layers above it (the build's import check refuses a
+    // module it does not reach; scripts/lint one it reaches only through
+    // another).
     // The system layer: every raw call as a system_* wrapper, SystemCall,
     // SkipBackupError and its messages, the one write loop, debug-only mocking.
     .target(
@@ -47,7 +49,9 @@ let package = Package(
       swiftSettings: mocking
     ),
     // Attributes and mechanisms: FileItem, ExtendedAttributes, the five
-    // mechanisms, inheritance, the sweep's records, replacement files.
+    // mechanisms, inheritance, the one listing of an item's attribute names
+    // (ItemAttributes, in which the sweep finds its record), replacement
+    // files. The sweep's records themselves are SkipBackupSweep's.
     .target(
       name: "SkipBackupMarks",
       dependencies: [
@@ -74,10 +78,10 @@ let package = Package(
     // The library people import: the core plus Apple's API on URL and FilePath.
     .target(
       name: "SkipBackup",
-      dependencies: ["SkipBackupCore"]
+      dependencies: ["SkipBackupCore", .product(name: "SystemPackage", package: "swift-system")]
     ),
-    // The tool's capabilities, one library each, above the core: the
-    // compiler keeps each to the imports it declares. None imports
+    // The tool's capabilities, one library each, above the core: the build
+    // and scripts/lint keep each to the imports it declares. None imports
     // swift-argument-parser: the executable parses, and hands each engine a
     // plain configuration value.
     // What every command prints through: the buffered output, the
@@ -94,7 +98,7 @@ let package = Package(
     // what it marks.
     .target(
       name: "SkipBackupSizes",
-      dependencies: ["SkipBackupCore"],
+      dependencies: ["SkipBackupCore", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: mocking
     ),
     // The sweep: its rules, the git rule, its records (the only code that
@@ -158,7 +162,7 @@ let package = Package(
     .target(
       name: "SkipBackupView",
       dependencies: [
-        "SkipBackupCore", "SkipBackupReport", "SkipBackupSweep",
+        "SkipBackupCore", "SkipBackupWalk", "SkipBackupReport", "SkipBackupSweep",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -200,7 +204,10 @@ let package = Package(
     ),
     .testTarget(
       name: "SkipBackupTests",
-      dependencies: ["SkipBackup", "TestSupport"],
+      dependencies: [
+        "SkipBackup", "SkipBackupCore", "TestSupport",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
       swiftSettings: mocking
     ),
     .testTarget(
@@ -289,7 +296,8 @@ let package = Package(
       name: "ParsingTests",
       dependencies: [
         "skipbackup", "TestSupport", "SkipBackupCore", "SkipBackupReport", "SkipBackupMarking",
-        "SkipBackupListing", "SkipBackupExplain", "SkipBackupExport",
+        "SkipBackupListing", "SkipBackupExplain", "SkipBackupExport", "SkipBackupUsage",
+        "SkipBackupView",
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
