@@ -66,22 +66,25 @@ package struct WhiteoutLayer: ~Copyable {
     let items =
       (root.hidden.map { ($0, false) } + root.emptied.map { ($0, true) })
       .sorted { $0.0.lexicographicallyPrecedes($1.0) }
+    var layer = LayerPath(part)
     for (item, emptied) in items {
       var slash = item.startIndex
       while let next = item[slash...].firstIndex(of: UInt8(ascii: "/")) {
         let directory = Array(item[..<next])
         if made.insert(directory).inserted {
           merged.append(directory)
-          try layerCall(.mkdirat, root, directory) { system_mkdirat(part, $0, 0o700) }
+          let parent = try layer.descriptor(of: directory, parentOnly: true, root)
+          try layerCall(.mkdirat, root, directory) { system_mkdirat(parent, $0, 0o700) }
         }
         slash = next + 1
       }
+      let parent = try layer.descriptor(of: item, parentOnly: true, root)
       if emptied {
         made.insert(item)
         merged.append(item)
-        try layerCall(.mkdirat, root, item) { system_mkdirat(part, $0, 0o700) }
+        try layerCall(.mkdirat, root, item) { system_mkdirat(parent, $0, 0o700) }
       } else {
-        try layerCall(.mknodat, root, item) { system_mknodat(part, $0, S_IFCHR, 0, 0) }
+        try layerCall(.mknodat, root, item) { system_mknodat(parent, $0, S_IFCHR, 0, 0) }
       }
     }
     // After every whiteout is made, so that no later entry changes a copied
@@ -89,10 +92,58 @@ package struct WhiteoutLayer: ~Copyable {
     let opaque = Set(root.emptied)
     for directory in merged {
       try copyMetadata(
-        root, directory, layer: part, real: real, privilege: privilege,
-        opaque: opaque.contains(directory))
+        root, directory, layer: layer.descriptor(of: directory, parentOnly: false, root),
+        real: real, privilege: privilege, opaque: opaque.contains(directory))
     }
     return part
+  }
+
+  /// The layer's directories on the way to the last one asked for, each
+  /// open, so that every call names one entry in an open directory: a
+  /// hidden item's path may be longer than PATH_MAX (4,096 bytes), which
+  /// the walk reaches one name at a time and a path given to the kernel
+  /// whole would not (`ENAMETOOLONG`). The items come sorted, so a
+  /// directory stays open while the items below it are made.
+  private struct LayerPath: ~Copyable {
+    let part: CInt
+    var opened: [(path: [UInt8], descriptor: CInt)] = []
+
+    init(_ part: CInt) { self.part = part }
+
+    deinit { for entry in opened { _ = system_close(entry.descriptor) } }
+
+    /// The open layer directory `relative` ("" for the part itself), or,
+    /// with `parentOnly`, the one that holds it.
+    mutating func descriptor(of relative: [UInt8], parentOnly: Bool, _ root: ViewRoot)
+      throws(SkipBackupError) -> CInt
+    {
+      let slash = UInt8(ascii: "/")
+      let directory =
+        parentOnly ? Array(relative[..<(relative.lastIndex(of: slash) ?? 0)]) : relative
+      while let last = opened.last,
+        !(directory.starts(with: last.path)
+          && (directory.count == last.path.count || directory[last.path.count] == slash))
+      {
+        _ = system_close(last.descriptor)
+        opened.removeLast()
+      }
+      var current = opened.last?.descriptor ?? part
+      var start = opened.last.map { $0.path.count + 1 } ?? 0
+      while start < directory.count {
+        let end = directory[start...].firstIndex(of: slash) ?? directory.count
+        let name = Array(directory[start..<end]).map { CChar(bitPattern: $0) } + [0]
+        let from = current
+        current = try check(.openat, root.path.appending(bytes: Array(directory[..<end]))) {
+          name.withUnsafeBufferPointer {
+            system_openat(
+              from, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+          }
+        }
+        opened.append((Array(directory[..<end]), current))
+        start = end + 1
+      }
+      return current
+    }
   }
 
   /// Attaches the layer at `path` in the private namespace, under the view
@@ -105,9 +156,9 @@ package struct WhiteoutLayer: ~Copyable {
     }
   }
 
-  /// Gives the layer's `directory` the real one's owner, mode, extended
-  /// attributes (ACLs among them), times and inode flags; an `opaque` one
-  /// also overlayfs's mark of an opaque directory.
+  /// Gives the layer's `directory` (open: `layer`) the real one's owner,
+  /// mode, extended attributes (ACLs among them), times and inode flags; an
+  /// `opaque` one also overlayfs's mark of an opaque directory.
   ///
   /// The real directory is reached from the real ROOT (`real`, opened before
   /// anything was mounted) one name at a time, no link followed: a directory
@@ -138,7 +189,7 @@ package struct WhiteoutLayer: ~Copyable {
 
   /// ``copyMetadata(_:_:layer:real:privilege:opaque:)`` from `real`, the real directory.
   private func copyMetadata(
-    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, from real: FileItem,
+    _ root: ViewRoot, _ directory: [UInt8], layer opened: CInt, from real: FileItem,
     privilege: MountNamespace.Privilege, opaque: Bool
   ) throws(SkipBackupError) {
     let realPath = real.displayPath
@@ -147,10 +198,6 @@ package struct WhiteoutLayer: ~Copyable {
       // Replaced since the walk: the view would not be what the walk saw.
       throw SkipBackupError(.openat, .notDirectory, path: realPath)
     }
-    let opened = try layerCall(.openat, root, directory.isEmpty ? Array(".".utf8) : directory) {
-      system_openat(layer, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-    }
-    defer { _ = system_close(opened) }
     try check(.fchown, realPath) { system_fchown(opened, status.st_uid, status.st_gid) }
     try check(.fchmod, realPath) { system_fchmod(opened, status.st_mode & 0o7777) }
     let to = ExtendedAttributes(
@@ -203,13 +250,15 @@ package struct WhiteoutLayer: ~Copyable {
     try check(.setInodeFlags, path) { system_setInodeFlags(layer, &carried) }
   }
 
-  /// A call on `relative` in the layer; a failure names the real path it stands for.
+  /// A call on the last name of `relative` in the layer, in its parent;
+  /// a failure names the real path it stands for.
   @discardableResult
   private func layerCall(
     _ call: SystemCall, _ root: ViewRoot, _ relative: [UInt8],
     _ body: (UnsafePointer<CChar>) -> CInt
   ) throws(SkipBackupError) -> CInt {
-    let cString = relative.map { CChar(bitPattern: $0) } + [0]
+    let name = relative.split(separator: UInt8(ascii: "/")).last ?? []
+    let cString = name.map { CChar(bitPattern: $0) } + [0]
     return try check(call, root.path.appending(bytes: relative)) {
       cString.withUnsafeBufferPointer { body($0.baseAddress!) }
     }

@@ -48,6 +48,37 @@ enum TrickyNames {
 
 /// Creates items by their exact bytes.
 enum Make {
+  /// The name of each directory of ``deepTree(below:)``.
+  static let deepComponent = String(repeating: "d", count: 200)
+
+  /// 21 directories of 200 bytes below `root`, and in the last a file
+  /// `marked` (marked legacy) and a file `kept`: the marked file's path
+  /// past PATH_MAX (4,096 bytes), a 4,228-byte rule for rsync. Made with
+  /// Python, one directory at a time: a shell's cd fails past PATH_MAX.
+  /// ``removeDeepTree(below:)`` removes it.
+  static func deepTree(below root: String) throws {
+    let script = """
+      import os, sys
+      os.chdir(sys.argv[1])
+      for _ in range(21):
+          os.mkdir(sys.argv[2])
+          os.chdir(sys.argv[2])
+      open("marked", "w").close()
+      open("kept", "w").close()
+      os.setxattr("marked", "user.com.apple.MobileBackup", b"\\x01")
+      """
+    try check(run([python3, "-c", Argument(script), Argument(root), Argument(deepComponent)]))
+  }
+
+  /// Removes ``deepTree(below:)``'s directories, which FileManager cannot
+  /// (past PATH_MAX); shutil.rmtree works relative to open directories.
+  static func removeDeepTree(below root: String) {
+    _ = run([
+      python3, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1])",
+      Argument(root + "/" + deepComponent),
+    ])
+  }
+
   static func file(_ path: Bytes, _ contents: String = "x") {
     let descriptor = open(cString(path), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     precondition(descriptor >= 0, "cannot create \(path.display): \(errno)")

@@ -182,26 +182,8 @@ import TestSupport
     }
 
     // A marked file 21 directories of 200 bytes down: a 4,228-byte rule.
-    let component = String(repeating: "d", count: 200)
-    // Python: a shell's cd fails once the logical path passes PATH_MAX.
-    let script = """
-      import os, sys
-      os.chdir(sys.argv[1])
-      for _ in range(21):
-          os.mkdir(sys.argv[2])
-          os.chdir(sys.argv[2])
-      open("marked", "w").close()
-      os.setxattr("marked", "user.com.apple.MobileBackup", b"\\x01")
-      """
-    try check(run([python3, "-c", Argument(script), Argument(root), Argument(component)]))
-    // Deeper than PATH_MAX, which FileManager cannot remove; shutil.rmtree
-    // works relative to open directories.
-    defer {
-      _ = run([
-        python3, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1])",
-        Argument(root + "/" + component),
-      ])
-    }
+    try Make.deepTree(below: root)
+    defer { Make.removeDeepTree(below: root) }
     let exported = skipbackup("export", "--for", "rsync", Argument(root))
     #expect(exported.status == 1)
     #expect(exported.standardOutput.isEmpty)

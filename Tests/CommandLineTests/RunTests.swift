@@ -340,6 +340,29 @@ import TestSupport
     #expect(try pathSet(under: Bytes(tree.directory.path)) == before)
   }
 
+  /// A marked file 21 directories of 200 bytes down, its path past
+  /// PATH_MAX: the view hides it and shows its sibling, as `list` lists them.
+  @Test func aMarkDeeperThanPathMaxIsHidden() throws {
+    let tree = try TemporaryDirectory()
+    let root = tree.directory("root")
+    try Make.deepTree(below: root)
+    defer { Make.removeDeepTree(below: root) }
+    let listed = try check(skipbackup("list", Argument(root)))
+    #expect(listed.lines.count == 1 && listed.lines.first?.hasSuffix("/marked") == true)
+    let look = """
+      import os, sys
+      os.chdir(sys.argv[1])
+      for _ in range(21):
+          os.chdir(sys.argv[2])
+      print(" ".join(sorted(os.listdir("."))))
+      """
+    let viewed = skipbackup(
+      "run", "-q", Argument(root), "--", python3, "-c", Argument(look), Argument(root),
+      Argument(Make.deepComponent))
+    #expect(viewed.status == 0, "\(viewed)")
+    #expect(viewed.output == "kept\n", "\(viewed)")
+  }
+
   /// As an ordinary user (nobody) on a tree it owns: the view lists exactly
   /// the included set, with the real owner, and the view is read-only.
   @Test func anOrdinaryUserGetsTheViewOfTheirOwnTree() throws {
