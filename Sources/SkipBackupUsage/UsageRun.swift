@@ -10,7 +10,7 @@ import SystemPackage
 
 /// `du`: what the marks keep out of backups under each ROOT and what stays
 /// in, by mechanism and by sweep rule, with the largest items.
-package struct UsageRun: Sendable {
+package struct UsageRun: Sendable, Equatable {
   package var roots: [FilePath]
   package var mechanisms: MechanismSet
   /// Count st_size rather than disk usage (`--apparent-size`).

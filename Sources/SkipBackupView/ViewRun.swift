@@ -12,7 +12,7 @@ import SystemPackage
 /// `run`: walks each ROOT (or its btrfs snapshot), then, in a private mount
 /// namespace, mounts at each ROOT a read-only view without what is marked,
 /// and becomes COMMAND.
-package struct ViewRun: Sendable {
+package struct ViewRun: Sendable, Equatable {
   /// The directories the view filters, as given.
   package var roots: [FilePath]
   /// COMMAND and its arguments, as bytes.

@@ -41,12 +41,12 @@ do {
     }
     system_exit(0)
   }
-  // A value that is not UTF-8 reached the parser as a placeholder: the
-  // message shows its bytes, escaped, instead.
+  // A usage error, on standard error as the parser would print it. A value
+  // that is not UTF-8 reached the parser as a placeholder: displayed()
+  // shows its bytes, escaped, instead, and leaves any other text as it is.
   let message = SkipBackupCommand.fullMessage(for: error)
-  if message.contains("skipbackup-argument-") {
+  if !message.isEmpty {
     _ = OutputDescriptor.writeAll(RawArguments.displayed(message) + "\n", to: STDERR_FILENO)
-    system_exit(SkipBackupCommand.exitCode(for: error).rawValue)
   }
-  SkipBackupCommand.exit(withError: error)
+  system_exit(SkipBackupCommand.exitCode(for: error).rawValue)
 }

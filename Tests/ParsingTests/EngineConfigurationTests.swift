@@ -10,6 +10,8 @@ import SkipBackupExport
 import SkipBackupListing
 import SkipBackupMarking
 import SkipBackupReport
+import SkipBackupUsage
+import SkipBackupView
 import SystemPackage
 import Testing
 import TestSupport
@@ -112,6 +114,36 @@ import TestSupport
           quiet: true))
   }
 
+  @Test func duAndRun() throws {
+    #expect(
+      try parsed(["du"], as: DuCommand.self).engine == UsageRun(roots: ["."], mechanisms: .all))
+    #expect(
+      try parsed(
+        [
+          "du", "-x", "--apparent-size", "--top", "0", "--format", "json", "-q", "-m", "xdg", "a",
+          "b",
+        ],
+        as: DuCommand.self
+      ).engine
+        == UsageRun(
+          roots: ["a", "b"], mechanisms: [.xdg], apparentSize: true, top: 0, format: .json,
+          oneFileSystem: true, quiet: true))
+    #expect(
+      try parsed(["run", "r", "--", "tar", "-c", "--", "r"], as: RunCommand.self).engine
+        == ViewRun(
+          roots: ["r"], command: [Array("tar".utf8), Array("-c".utf8), Array("--".utf8), [0x72]],
+          mechanisms: .all))
+    // A leading -- ends the options: -x is then a ROOT.
+    #expect(
+      try parsed(
+        ["run", "-x", "--sweep", "--snapshot", "-q", "-m", "apple", "--", "-x", "s", "--", "true"],
+        as: RunCommand.self
+      ).engine
+        == ViewRun(
+          roots: ["-x", "s"], command: [Array("true".utf8)], mechanisms: .apple,
+          oneFileSystem: true, sweepFirst: true, snapshot: true, quiet: true))
+  }
+
   /// What the user must change first is refused by the parser, with exit
   /// status 64 (2 for check), before any engine is made.
   @Test(arguments: [
@@ -133,18 +165,30 @@ import TestSupport
   /// run takes every word after its options as they come (ROOTs, then
   /// COMMAND), so a misspelt option is told as the parser tells it for
   /// every other command, with the nearest of run's; one after a ROOT is
-  /// told that options go first.
+  /// told that options go first, and one with no ROOT or no COMMAND what
+  /// is missing; list's two selections refused together in words of ours.
   @Test(arguments: [
     (
       ["run", "--snapshto", "r", "--", "true"],
       "Unknown option '--snapshto'. Did you mean '--snapshot'?"
     ),
-    (["run", "-X", "r", "--", "true"], "Unknown option '-X'. Did you mean '-x'?"),
-    (["run", "--snap", "r", "--", "true"], "Unknown option '--snap'. Did you mean '--snapshot'?"),
-    (["run", "--bogus-thing", "r", "--", "true"], "Unknown option '--bogus-thing'."),
+    (["run", "-X", "r", "--", "true"], "Unknown option '-X'"),
+    (["run", "--sweeep", "r", "--", "true"], "Unknown option '--sweeep'. Did you mean '--sweep'?"),
+    (["run", "--bogus-thing", "r", "--", "true"], "Unknown option '--bogus-thing'"),
     (["run", "r", "--snapshot", "--", "true"], "--snapshot: options go before the ROOTs"),
+    // ROOT forgotten: the -- only ended the options.
+    (
+      ["run", "--", "true"],
+      "Give at least one ROOT, then --, then COMMAND: no -- follows true (a -- before the first ROOT only ends the options)."
+    ),
+    (["run", "r", "true"], "Give at least one ROOT, then --, then COMMAND: no -- follows r."),
+    (["run", "r", "--"], "Give the COMMAND to run after ROOT... --."),
+    (["run", "--", "--", "true"], "Give at least one ROOT, then --, then COMMAND."),
+    (["list", "--excluded", "--included", "r"], "--excluded and --included cannot go together"),
+    (["list", "--included", "--excluded", "r"], "--excluded and --included cannot go together"),
+    (["du", "--top", "-1", "r"], "--top must be 0 or more, not -1"),
   ])
-  func runTellsAMisspeltOption(arguments: [String], says: String) {
+  func usageErrorsSayWhatIsWrong(arguments: [String], says: String) {
     do {
       _ = try SkipBackupCommand.parseAsRoot(arguments)
       Issue.record("\(arguments) parsed")

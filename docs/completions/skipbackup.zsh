@@ -160,7 +160,7 @@ _skipbackup_check() {
 _skipbackup_list() {
     local -i ret=1
     local -ar arg_specs=(
-        '--excluded[Print the topmost excluded items.]'
+        '--excluded[Print the topmost excluded items (the default).]'
         '--included[Print every item that no mark excludes.]'
         '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion list -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Stay on each ROOT'\''s filesystem\: directories where another filesystem is mounted are listed but not entered.]'

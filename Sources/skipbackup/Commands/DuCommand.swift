@@ -46,7 +46,10 @@ struct DuCommand: ParsableCommand {
   @Flag(help: "Count apparent sizes (st_size), as du --apparent-size, rather than disk usage.")
   var apparentSize = false
 
+  // Unconditional: `--top -1` is then a value the check below refuses,
+  // not an option the parser looks for.
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "How many of the largest excluded items and included directories to name.",
       valueName: "N"))
@@ -71,11 +74,16 @@ struct DuCommand: ParsableCommand {
   }
 
   func run() throws {
-    let run = UsageRun(
-      roots: (roots.isEmpty ? ["."] : roots).map(RawArguments.path),
-      mechanisms: try mechanismOptions.mechanisms(default: .all), apparentSize: apparentSize,
-      top: top,
-      format: format, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: UsageRun {
+    get throws {
+      UsageRun(
+        roots: (roots.isEmpty ? ["."] : roots).map(RawArguments.path),
+        mechanisms: try mechanismOptions.mechanisms(default: .all), apparentSize: apparentSize,
+        top: top, format: format, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
+    }
   }
 }

@@ -19,7 +19,11 @@ struct ListCommand: ParsableCommand {
       Exit status: 0 when every item was read, 1 when any could not be, 64 for a usage error.
       """)
 
-  @Flag var selection: ListRun.Selection = .excluded
+  @Flag(help: "Print the topmost excluded items (the default).")
+  var excluded = false
+
+  @Flag(help: "Print every item that no mark excludes.")
+  var included = false
 
   @OptionGroup var mechanismOptions: MechanismOptions
 
@@ -41,6 +45,14 @@ struct ListCommand: ParsableCommand {
     help: ArgumentHelp("The directories to walk.", valueName: "ROOT"), completion: .directory)
   var roots: [String]
 
+  func validate() throws {
+    // Two flags and this refusal, not one enumerated flag: the parser's
+    // own words for that ("had already been set") name no way out.
+    if excluded && included {
+      throw ValidationError("--excluded and --included cannot go together: give one of them.")
+    }
+  }
+
   func run() throws {
     try engine.run()
   }
@@ -50,17 +62,9 @@ struct ListCommand: ParsableCommand {
     get throws {
       ListRun(
         roots: roots.map(RawArguments.path),
-        mechanisms: try mechanismOptions.mechanisms(default: .all), selection: selection,
+        mechanisms: try mechanismOptions.mechanisms(default: .all),
+        selection: included ? .included : .excluded,
         nullTerminated: null, oneFileSystem: oneFileSystem, quiet: quiet.quiet)
-    }
-  }
-}
-
-extension ListRun.Selection: EnumerableFlag {
-  package static func help(for value: Self) -> ArgumentHelp? {
-    switch value {
-    case .excluded: "Print the topmost excluded items."
-    case .included: "Print every item that no mark excludes."
     }
   }
 }

@@ -8,8 +8,6 @@ struct RunCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "run",
     abstract: "Run COMMAND where each ROOT shows exactly what list --included lists.",
-    usage:
-      "skipbackup run [-m M[,M...]] [-x] [-q] [--sweep] [--snapshot] [--] ROOT... -- COMMAND [ARG...]",
     discussion: """
       Walks each ROOT once, as list does, then runs COMMAND in a private mount namespace where \
       each ROOT, at its own path, is a read-only overlayfs that hides every excluded item: no \
@@ -17,8 +15,10 @@ struct RunCommand: ParsableCommand {
       then leaves out what is marked, with no exclusion file: \
       skipbackup run ~ -- restic backup ~. Included items keep their type, mode, owner, times, \
       size, link target, link count and extended attributes. Everything outside the ROOTs is \
-      as before. Nothing is mounted in the caller's namespace and nothing is written to disk: \
-      the view vanishes with COMMAND, even when it is killed.
+      as before. Nothing is mounted in the caller's namespace, and the view vanishes with \
+      COMMAND, even when it is killed. Without --snapshot nothing is written to disk: the view's \
+      top layer is a tmpfs in memory. With --snapshot the snapshots are written to each ROOT's \
+      filesystem while COMMAND runs (see below).
 
       Without --snapshot the view is of the live tree. From before each ROOT is walked until \
       COMMAND starts, the ROOTs are watched (fanotify): a change the view would show wrongly \
@@ -39,7 +39,8 @@ struct RunCommand: ParsableCommand {
       frozen, and shows as an empty directory, a mounted file as it is. Each snapshot is \
       deleted when COMMAND ends, and kept meanwhile in SUBVOLUME/.skipbackup-snapshots (a \
       nested subvolume's beside its ROOT's; .skipbackup-snapshots.UID where that one is \
-      another user's), a directory marked excluded by every mechanism; \
+      another user's), a directory marked excluded by every mechanism, which stays, empty, for \
+      the next run; \
       one left by a run that was killed is deleted by the user's next run --snapshot on that \
       filesystem. Root may snapshot any subvolume; anyone else only their own, on a \
       filesystem mounted with user_subvol_rm_allowed. A ROOT that cannot be snapshotted (not \
@@ -75,25 +76,7 @@ struct RunCommand: ParsableCommand {
       COMMAND cannot be run, 127 when it is not found, 64 for a usage error.
       """)
 
-  @OptionGroup var mechanismOptions: MechanismOptions
-
-  @Flag(
-    name: [.customShort("x"), .customLong("one-file-system")],
-    help:
-      "Leave filesystems mounted below each ROOT, and btrfs subvolumes nested in its own, out of the view: each shows as the empty directory list -x lists (without -x, each is a view of its own, its marks honoured)."
-  )
-  var oneFileSystem = false
-
-  @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
-  var sweep = false
-
-  @Flag(
-    help: ArgumentHelp(
-      "Take a read-only btrfs snapshot of the subvolume that holds each ROOT, and show COMMAND "
-        + "the snapshot, at ROOT's own path, without what was marked at that instant."))
-  var snapshot = false
-
-  @OptionGroup var quiet: QuietOption
+  @OptionGroup var options: RunOptions
 
   @Argument(
     parsing: .captureForPassthrough,
@@ -101,15 +84,15 @@ struct RunCommand: ParsableCommand {
       "The directories the view filters, then --, then the command to run and its arguments.",
       valueName: "ROOT... -- COMMAND"),
     completion: .directory)
-  var words: [String] = []
+  var words: [String]
 
   /// The ROOTs and COMMAND: everything after the options, split at the
   /// first `--` that follows a ROOT (a `--` before the first ROOT only ends
-  /// the options).
-  private var split: (roots: [String], command: [String]) {
+  /// the options). No COMMAND at all (`nil`) when no `--` follows.
+  private var split: (roots: [String], command: [String]?) {
     var words = self.words[...]
     if words.first == "--" { words = words.dropFirst() }
-    guard let terminator = words.firstIndex(of: "--") else { return (Array(words), []) }
+    guard let terminator = words.firstIndex(of: "--") else { return (Array(words), nil) }
     return (Array(words[..<terminator]), Array(words[(terminator + 1)...]))
   }
 
@@ -129,49 +112,65 @@ struct RunCommand: ParsableCommand {
         "\(option): options go before the ROOTs (a ROOT that starts with - goes after a first --).")
     }
     if roots.isEmpty { throw ValidationError("Give at least one ROOT, then --, then COMMAND.") }
+    guard let command else {
+      // `run -- tar ...`: the -- only ended the options, and the first
+      // word of COMMAND was taken for a ROOT.
+      let taken = words.first == "--" ? " (a -- before the first ROOT only ends the options)" : ""
+      throw ValidationError(
+        "Give at least one ROOT, then --, then COMMAND: no -- follows \(roots[0])\(taken).")
+    }
     if command.isEmpty { throw ValidationError("Give the COMMAND to run after ROOT... --.") }
   }
 
   /// The parser's own words for an option it does not know, with the
-  /// nearest of run's (two edits at most), as every other command says it.
+  /// nearest of run's, as every other command says it: run's options
+  /// parsed alone, where no word is taken for a ROOT.
   private static func unknown(_ option: String) -> String {
-    let known = [
-      "--mechanism", "--one-file-system", "--sweep", "--snapshot", "--quiet", "--version",
-      "--help", "-m", "-x", "-q", "-h",
-    ]
-    let name = String(option.prefix(while: { $0 != "=" }))
-    var nearest = known.first { $0.lowercased() == name.lowercased() }
-    let prefixed = known.filter { name.count > 3 && $0.hasPrefix(name) }
-    if nearest == nil, prefixed.count == 1 { nearest = prefixed[0] }
-    if nearest == nil {
-      let scored = known.filter { $0.count > 2 }.map { ($0, distance(name, $0)) }
-      if let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 { nearest = best.0 }
+    do {
+      _ = try RunOptions.parse([option])
+    } catch {
+      return RunOptions.message(for: error)
     }
-    return "Unknown option '\(option)'." + (nearest.map { " Did you mean '\($0)'?" } ?? "")
-  }
-
-  /// Levenshtein distance, by characters.
-  private static func distance(_ a: String, _ b: String) -> Int {
-    let a = Array(a)
-    let b = Array(b)
-    var previous = Array(0...b.count)
-    for i in 1...max(a.count, 1) where !a.isEmpty {
-      var current = [i] + Array(repeating: 0, count: b.count)
-      for j in stride(from: 1, through: b.count, by: 1) {
-        current[j] = min(
-          previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-      }
-      previous = current
-    }
-    return a.isEmpty ? b.count : previous[b.count]
+    return "Unknown option '\(option)'."
   }
 
   func run() throws {
-    let (roots, command) = split
-    let run = ViewRun(
-      roots: roots.map(RawArguments.path), command: command.map(RawArguments.bytes),
-      mechanisms: try mechanismOptions.mechanisms(default: .all), oneFileSystem: oneFileSystem,
-      sweepFirst: sweep, snapshot: snapshot, quiet: quiet.quiet)
-    try run.run()
+    try engine.run()
   }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: ViewRun {
+    get throws {
+      let (roots, command) = split
+      return ViewRun(
+        roots: roots.map(RawArguments.path), command: (command ?? []).map(RawArguments.bytes),
+        mechanisms: try options.mechanismOptions.mechanisms(default: .all),
+        oneFileSystem: options.oneFileSystem, sweepFirst: options.sweep,
+        snapshot: options.snapshot, quiet: options.quiet.quiet)
+    }
+  }
+}
+
+/// run's options, apart from the words they come before, so that a
+/// misspelt one can be parsed alone, for the parser's own message.
+struct RunOptions: ParsableArguments {
+  @OptionGroup var mechanismOptions: MechanismOptions
+
+  @Flag(
+    name: [.customShort("x"), .customLong("one-file-system")],
+    help:
+      "Leave filesystems mounted below each ROOT, and btrfs subvolumes nested in its own, out of the view: each shows as the empty directory list -x lists (without -x, each is a view of its own, its marks honoured)."
+  )
+  var oneFileSystem = false
+
+  @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
+  var sweep = false
+
+  @Flag(
+    help: ArgumentHelp(
+      "Take a read-only btrfs snapshot of the subvolume that holds each ROOT, and show COMMAND "
+        + "the snapshot, at ROOT's own path, without what was marked at that instant."))
+  var snapshot = false
+
+  @OptionGroup var quiet: QuietOption
 }
