@@ -1008,7 +1008,7 @@ extension CLITests {
       let runtime = try TemporaryDirectory()
       let files = [
         "systemd/skipbackup-sweep.service", "systemd/skipbackup-sweep.timer",
-        "examples/skipbackup-backup.service",
+        "examples/skipbackup-backup.service", "examples/skipbackup-backup.timer",
       ].map {
         Argument(units + "/../" + $0)
       }
@@ -1018,9 +1018,11 @@ extension CLITests {
       #expect(result.status == 0, "\(result)")
       // verify only warns about unknown keys: any output is a defect.
       #expect(result.standardError.isEmpty, "\(result)")
-      #expect(
-        try String(contentsOfFile: units + "/skipbackup-sweep.timer", encoding: .utf8)
-          .contains("OnCalendar=daily"))
+      for timer in ["systemd/skipbackup-sweep.timer", "examples/skipbackup-backup.timer"] {
+        #expect(
+          try String(contentsOfFile: units + "/../" + timer, encoding: .utf8)
+            .contains("OnCalendar=daily"), "\(timer)")
+      }
       // The check can fail: a unit whose program does not exist is refused.
       let broken = runtime.file(
         "broken.service", "[Service]\nType=oneshot\nExecStart=/nonexistent/skipbackup sweep\n")
