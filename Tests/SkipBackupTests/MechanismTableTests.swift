@@ -33,6 +33,18 @@ import TestSupport
       ])
   }
 
+  /// Each row claims one bit of a MechanismSet of its own: a sixth row that
+  /// takes a bit already taken (or none, or two) fails here, where the
+  /// compiler cannot see it.
+  @Test func eachRowClaimsABitOfItsOwn() {
+    let bits = Mechanism.allCases.map(\.definition.bit)
+    for (mechanism, bit) in zip(Mechanism.allCases, bits) {
+      #expect(bit != 0 && bit & (bit - 1) == 0, "\(mechanism): \(bit)")
+    }
+    #expect(Set(bits).count == bits.count, "\(bits)")
+    #expect(MechanismSet.every.rawValue.nonzeroBitCount == Mechanism.allCases.count)
+  }
+
   /// Values setfattr writes in each attribute mechanism's name, and whether
   /// each is a mark by Apple's and freedesktop's rules (docs/format.md): a
   /// resource value of any bytes, a legacy value whose first byte is not 0,
