@@ -444,3 +444,32 @@ int cxattr_name_to_handle_at(int dirfd, const char *path, void *handle, int *mou
   file->handle_bytes = CXATTR_MAX_HANDLE_SZ;
   return name_to_handle_at(dirfd, path, file, mount_id, flags);
 }
+
+int cxattr_btrfs_subvolume_identity(int fd, unsigned long long *treeid,
+                                    unsigned long long *otransid) {
+  struct btrfs_ioctl_get_subvol_info_args info;
+  memset(&info, 0, sizeof info);
+  if (ioctl(fd, BTRFS_IOC_GET_SUBVOL_INFO, &info) < 0) return -1;
+  *treeid = info.treeid;
+  *otransid = info.otransid;
+  return 0;
+}
+
+int cxattr_btrfs_filesystem_id(int fd, unsigned char *fsid) {
+  struct btrfs_ioctl_fs_info_args info;
+  memset(&info, 0, sizeof info);
+  if (ioctl(fd, BTRFS_IOC_FS_INFO, &info) < 0) return -1;
+  memcpy(fsid, info.fsid, BTRFS_FSID_SIZE);
+  return 0;
+}
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+
+int cxattr_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long mode,
+                   unsigned long long resolve) {
+  // struct open_how of <linux/openat2.h>: flags, mode, resolve, 24 bytes.
+  unsigned long long how[3] = {flags, mode, resolve};
+  return (int)syscall(__NR_openat2, dirfd, path, how, sizeof how);
+}

@@ -39,6 +39,11 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case btrfsTreeSearch = "ioctl(BTRFS_IOC_TREE_SEARCH_V2)"
   case btrfsSubvolumeChildren = "ioctl(BTRFS_IOC_GET_SUBVOL_ROOTREF)"
   case btrfsSubvolumePlace = "ioctl(BTRFS_IOC_INO_LOOKUP_USER)"
+  case btrfsSubvolumeInfo = "ioctl(BTRFS_IOC_GET_SUBVOL_INFO)"
+  case btrfsFilesystemInfo = "ioctl(BTRFS_IOC_FS_INFO)"
+  case openat2
+  case pthreadKill = "pthread_kill"
+  case sigpending
   case fork, kill, sigprocmask, sigwaitinfo
   case setParentDeathSignal = "prctl(PR_SET_PDEATHSIG)"
   case openTree = "open_tree"

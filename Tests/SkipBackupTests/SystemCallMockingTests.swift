@@ -234,6 +234,19 @@ import Testing
         case .btrfsSubvolumePlace:
           var path = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
           return outcome(system_btrfsSubvolumePlace(-1, 256, 257, &path))
+        case .btrfsSubvolumeInfo:
+          var (id, made): (UInt64, UInt64) = (0, 0)
+          return outcome(system_btrfsSubvolumeIdentity(-1, &id, &made))
+        case .btrfsFilesystemInfo:
+          var fsid: [UInt8] = []
+          return outcome(system_btrfsFilesystemID(-1, &fsid))
+        case .openat2:
+          return outcome(
+            system_openat2(-1, "skipbackup-mocking", O_RDONLY, 0, ResolveFlag.noLinks))
+        case .pthreadKill: return outcome(returned: system_pthread_kill(pthread_self(), 0))
+        case .sigpending:
+          var set = sigset_t()
+          return outcome(system_sigpending(&set))
         case .fork:
           // Should the driver not be asked, the child ends at once and is waited for.
           let pid = system_fork()

@@ -1,0 +1,70 @@
+import CXattr
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The corresponding C function is `ioctl(2)` with
+/// `BTRFS_IOC_GET_SUBVOL_INFO`, through CXattr: the subvolume ID of the
+/// subvolume `fd` is in, and the transaction that made it.
+package func system_btrfsSubvolumeIdentity(
+  _ fd: CInt, _ treeid: inout UInt64, _ otransid: inout UInt64
+) -> CInt {
+  var tree: CUnsignedLongLong = 0
+  var made: CUnsignedLongLong = 0
+  let result = mocked(.btrfsSubvolumeInfo) { cxattr_btrfs_subvolume_identity(fd, &tree, &made) }
+  treeid = UInt64(tree)
+  otransid = UInt64(made)
+  return result
+}
+
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_FS_INFO`,
+/// through CXattr: the 16-byte fsid of the btrfs filesystem `fd` is on.
+package func system_btrfsFilesystemID(_ fd: CInt, _ fsid: inout [UInt8]) -> CInt {
+  fsid = [UInt8](repeating: 0, count: 16)
+  return mocked(.btrfsFilesystemInfo) {
+    fsid.withUnsafeMutableBufferPointer { cxattr_btrfs_filesystem_id(fd, $0.baseAddress!) }
+  }
+}
+
+/// The corresponding C function is `openat2(2)` (Linux 5.6), through
+/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+package func system_openat2(
+  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t, _ resolve: UInt64
+) -> CInt {
+  mocked(.openat2) {
+    cxattr_openat2(
+      dirfd, path, CUnsignedLongLong(UInt32(bitPattern: flags)), CUnsignedLongLong(mode),
+      CUnsignedLongLong(resolve))
+  }
+}
+
+/// `openat2(2)`'s `RESOLVE_*` flags, for the rooms, which do not import CXattr.
+package enum ResolveFlag {
+  /// No symbolic link anywhere on the way, nor magic link (`/proc/PID/fd/N`).
+  package static let noLinks = CXATTR_RESOLVE_NO_SYMLINKS | CXATTR_RESOLVE_NO_MAGICLINKS
+  /// Nothing outside the directory given.
+  package static let beneath = CXATTR_RESOLVE_BENEATH
+}
+
+/// The corresponding C function is `pthread_kill(3)`: a signal to one
+/// thread of this process.
+package func system_pthread_kill(_ thread: pthread_t, _ signal: CInt) -> CInt {
+  mockedReturningErrno(.pthreadKill) { pthread_kill(thread, signal) }
+}
+
+/// The corresponding C function is `sigpending(2)`: the signals pending
+/// for this thread or the process, blocked.
+package func system_sigpending(_ set: UnsafeMutablePointer<sigset_t>) -> CInt {
+  mocked(.sigpending) { sigpending(set) }
+}
+
+/// Cannot fail for a signal number the kernel has: `sigismember(3)`
+/// refuses only a number out of range, and callers pass `SIG*` constants.
+///
+/// The corresponding C function is `sigismember(3)`.
+package func system_sigismember(_ set: UnsafePointer<sigset_t>, _ signal: CInt) -> Bool {
+  sigismember(set, signal) == 1
+}
