@@ -112,6 +112,17 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// `run --snapshot` of a ROOT that was renamed or replaced while its
     /// snapshot was taken: the snapshot does not hold it at its path.
     case movedWhileSnapshotted
+    /// A directory on the way to a ROOT, or to a subvolume nested in one,
+    /// that is a symbolic link now, or another directory, where the path
+    /// was resolved before: whoever owns the directory above it may swap
+    /// it at any time.
+    case changedOnTheWay
+    /// Root resolving a ROOT (or a subvolume nested in one) steps from a
+    /// directory another user owns into one root or a third user owns:
+    /// the user who owns the first can rename or swap what it holds, and
+    /// so choose which of the others' directories the path reaches
+    /// (systemd's chase() refuses the same "unsafe path transition").
+    case unsafePathTransition
     /// The directory that holds `run --snapshot`'s snapshots belongs to
     /// another user, who could have put anything there.
     case snapshotDirectoryOfAnother
@@ -305,6 +316,15 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
         + "-o user_subvol_rm_allowed"
     case .movedWhileSnapshotted:
       return "it was renamed or replaced while its snapshot was taken; run again"
+    case .changedOnTheWay:
+      return "a directory on the way to it is a symbolic link now, or another directory, where "
+        + "it was a directory when the path was resolved: the owner of the directory above it "
+        + "can swap it, so nothing is read or mounted there; nothing was run"
+    case .unsafePathTransition:
+      return "owned by root or by another user, but reached through a directory that a user "
+        + "other than root owns, who can rename or swap what it holds and so choose what this "
+        + "path reaches (an unsafe path transition); give this directory itself as ROOT, or "
+        + "let one user own the whole way; nothing was run"
     case .snapshotDirectoryOfAnother:
       return "belongs to another user, and run --snapshot keeps its snapshots only in a "
         + "directory of its own; remove or rename it"

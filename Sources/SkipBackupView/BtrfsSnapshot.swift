@@ -19,6 +19,32 @@ package struct BtrfsSubvolume {
   let root: FilePath
   /// The mount through which it is reached, for its options.
   let mountID: UInt64
+  /// Which subvolume it is, once confirmed from a descriptor resolved
+  /// once: each later open of `root` by its path is refused unless it
+  /// reaches this one (``open()``).
+  var identity: SubvolumeIdentity? = nil
+
+  /// Opens the subvolume's root for reading (the snapshot ioctl refuses an
+  /// `O_PATH` source), refused unless it is the subvolume `identity`
+  /// names, at its root: another user may have swapped a directory on the
+  /// way for a link since.
+  func open() throws(SkipBackupError) -> CInt {
+    let opened = try ResolvedDirectory.openDirectory(
+      root, in: MountFlag.atWorkingDirectory, O_RDONLY, 0, naming: root, root)
+    do throws(SkipBackupError) {
+      var status = stat()
+      try check(.fstat, root) { system_fstat(opened, &status) }
+      if let identity {
+        guard UInt64(status.st_ino) == SnapshotFlag.subvolumeRootInode,
+          try SubvolumeIdentity(of: opened, root) == identity
+        else { throw SkipBackupError(refusing: .changedOnTheWay, path: root) }
+      }
+    } catch {
+      _ = system_close(opened)
+      throw error
+    }
+    return opened
+  }
 
   /// The subvolume that holds `path` (canonical, a directory), and `path`
   /// below its root ("" for the root itself).
@@ -77,12 +103,21 @@ package struct BtrfsSubvolume {
   static func nested(below root: FilePath, skippingUnreachable: Bool) throws(SkipBackupError)
     -> [FilePath]
   {
+    try nestedByID(below: root, skippingUnreachable: skippingUnreachable).map(\.path)
+  }
+
+  /// ``nested(below:skippingUnreachable:)``, each with the subvolume ID the
+  /// tree's records give it: what is found at its path later is confirmed
+  /// by that ID, not by its inode number (every subvolume's root is 256).
+  static func nestedByID(below root: FilePath, skippingUnreachable: Bool)
+    throws(SkipBackupError) -> [(path: FilePath, id: UInt64)]
+  {
     let (holding, _) = try Self.holding(root)
-    var found: [FilePath] = []
+    var found: [(path: FilePath, id: UInt64)] = []
     var pending = [holding.root]
     while !pending.isEmpty {
       let parent = pending.removeFirst()
-      let kids: [FilePath]
+      let kids: [(FilePath, UInt64)]
       do throws(SkipBackupError) {
         kids = try children(of: parent, skippingUnreachable: skippingUnreachable)
       } catch {
@@ -92,12 +127,12 @@ package struct BtrfsSubvolume {
         else { throw error }
         continue
       }
-      for child in kids {
+      for (child, id) in kids {
         guard path(child.bytes[...], below: root.bytes) != nil,
           let place = try? ItemPlace(of: child),
           place.inode == SnapshotFlag.subvolumeRootInode, place.mountID == holding.mountID
         else { continue }
-        found.append(child)
+        found.append((child, id))
         pending.append(child)
       }
     }
@@ -106,7 +141,7 @@ package struct BtrfsSubvolume {
 
   /// The subvolumes made directly in the subvolume whose root is `parent`.
   private static func children(of parent: FilePath, skippingUnreachable: Bool)
-    throws(SkipBackupError) -> [FilePath]
+    throws(SkipBackupError) -> [(FilePath, UInt64)]
   {
     let opened = try check(.openat, parent) {
       parent.withCString {
@@ -130,7 +165,7 @@ package struct BtrfsSubvolume {
       }
       if more == 0 { break }
     }
-    var children: [FilePath] = []
+    var children: [(FilePath, UInt64)] = []
     var buffer = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
     for place in places {
       switch valueOrErrno({
@@ -138,7 +173,7 @@ package struct BtrfsSubvolume {
       }) {
       case .success:
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        children.append(parent.appending(bytes: bytes))
+        children.append((parent.appending(bytes: bytes), place.treeid))
       // Deleted since its record was read.
       case .failure(.noSuchFileOrDirectory): continue
       case .failure(.permissionDenied) where skippingUnreachable: continue
@@ -246,7 +281,7 @@ package struct SnapshotDirectory: ~Copyable {
   /// or the running user's own when the shared one is another user's;
   /// `root` is the ROOT messages name.
   init(in subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError) {
-    let source = try Self.openSubvolume(subvolume.root)
+    let source = try subvolume.open()
     defer { _ = system_close(source) }
     // In another user's subvolume (root's, in a home that is its mount's
     // root), readable, so that the user's own walks read its marks and
@@ -364,17 +399,6 @@ package struct SnapshotDirectory: ~Copyable {
     }
   }
 
-  /// Opens a subvolume's root for reading, as the snapshot ioctl needs its
-  /// source (an `O_PATH` descriptor is refused there).
-  private static func openSubvolume(_ root: FilePath) throws(SkipBackupError) -> CInt {
-    try check(.openat, root) {
-      root.withCString {
-        system_openat(
-          MountFlag.atWorkingDirectory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
-  }
-
   /// Deletes what earlier runs left, then takes a read-only snapshot of
   /// `subvolume` under a new name, held. Returns the name and the lock.
   func takeSnapshot(of subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError)
@@ -383,7 +407,7 @@ package struct SnapshotDirectory: ~Copyable {
     let guardLock = try lockDirectory()
     defer { _ = system_close(guardLock) }
     try deleteLeftovers()
-    let source = try Self.openSubvolume(subvolume.root)
+    let source = try subvolume.open()
     defer { _ = system_close(source) }
     // The one moment the snapshot is of: ROOT's path must still lead to
     // the subvolume's root that was found.

@@ -41,11 +41,28 @@ package enum SnapshotKind: Equatable {
   }
 }
 
+/// One directory `run --snapshot` freezes: a ROOT as given, or a btrfs
+/// subvolume nested in one, which the tree's records name by ID.
+package struct SnapshotRequest {
+  /// Its canonical path.
+  package let path: FilePath
+  /// The nested subvolume's ID; `nil` for a ROOT as given.
+  package let subvolumeID: UInt64?
+
+  package init(_ path: FilePath, subvolumeID: UInt64? = nil) {
+    self.path = path
+    self.subvolumeID = subvolumeID
+  }
+}
+
 /// One ROOT as `run --snapshot` shows it: the view is mounted at `path`,
 /// and reads `real`, the ROOT's directory in its snapshot.
 package struct FrozenRoot {
   /// The ROOT's canonical path, where its view is mounted.
   package let path: FilePath
+  /// The live directory the path led to when it was resolved, once: the
+  /// view is mounted on that directory only.
+  package let live: DirectoryIdentity
   /// The ROOT in its snapshot: what the walk reads and the view shows.
   package let real: FilePath
   /// Which of the run's snapshots holds it.
@@ -58,21 +75,38 @@ package struct FrozenRoot {
 /// taken in the order of the ROOTs, each after the snapshots that earlier
 /// runs left behind were deleted. Each is deleted by ``delete(_:)`` after
 /// COMMAND; one left by a run that was killed is deleted by the user's next
-/// run on that filesystem (``SnapshotDirectory``).
-package final class SnapshotSet {
+/// run on that filesystem (``SnapshotDirectory``). Sendable for the one
+/// other thread that touches it, ``SetupSignals``'s, which does so only
+/// under the lock the run holds while it takes and deletes snapshots.
+package final class SnapshotSet: @unchecked Sendable {
   package private(set) var snapshots: [Snapshot] = []
 
-  /// Freezes each of `roots` (canonical directories), as `privilege` may.
-  /// Several ROOTs on one subvolume share its snapshot.
-  package init(_ roots: [FilePath], privilege: MountNamespace.Privilege) throws(SkipBackupError) {
+  /// Freezes each of `requests` (canonical directories), as `privilege`
+  /// may. Several ROOTs on one subvolume share its snapshot. Each is
+  /// resolved once (``ResolvedDirectory``), and its subvolume confirmed by
+  /// identity wherever it is opened again.
+  package init(_ requests: [SnapshotRequest], privilege: MountNamespace.Privilege)
+    throws(SkipBackupError)
+  {
     var taken: [Snapshot] = []
     var frozen: [FrozenRoot] = []
     var cleaned: Set<UInt64> = []
     do throws(SkipBackupError) {
-      for root in roots {
+      for request in requests {
+        let root = request.path
+        let (held, live) = try ResolvedDirectory.open(
+          root, checkingTransitions: privilege.isRoot, isGiven: request.subvolumeID == nil)
+        defer { _ = system_close(held) }
         switch try SnapshotKind.of(root) {
         case .btrfs:
-          let (subvolume, inside) = try BtrfsSubvolume.holding(root)
+          let identity = try SubvolumeIdentity(of: held, root)
+          if let expected = request.subvolumeID,
+            identity.id != expected || live.inode != SnapshotFlag.subvolumeRootInode
+          {
+            throw SkipBackupError(refusing: .changedOnTheWay, path: root)
+          }
+          var (subvolume, inside) = try BtrfsSubvolume.holding(root)
+          subvolume.identity = identity
           if cleaned.insert(subvolume.mountID).inserted {
             SnapshotDirectory.deleteLeftovers(onTheFilesystemOf: subvolume)
           }
@@ -94,9 +128,9 @@ package final class SnapshotSet {
           }
           frozen.append(
             FrozenRoot(
-              path: root, real: taken[index].path.appending(bytes: inside), snapshot: index,
-              inside: inside))
-          try taken[index].confirm(inside, holds: root)
+              path: root, live: live, real: taken[index].path.appending(bytes: inside),
+              snapshot: index, inside: inside))
+          try taken[index].confirm(inside, holds: root, live)
         }
       }
     } catch {
@@ -221,15 +255,8 @@ package final class Snapshot {
     kind = .btrfs
     source = subvolume.root
     if try BtrfsSubvolume.isReadOnly(subvolume.root) {
-      let frozen = subvolume.root
-      path = frozen
-      descriptor = try check(.openat, frozen) {
-        frozen.withCString {
-          system_openat(
-            MountFlag.atWorkingDirectory, $0,
-            MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-        }
-      }
+      path = subvolume.root
+      descriptor = try subvolume.open()
       taken = nil
       return
     }
@@ -258,16 +285,19 @@ package final class Snapshot {
 
   deinit { _ = system_close(descriptor) }
 
-  /// Checks that the snapshot holds `root` at `inside`: the same inode
-  /// (btrfs keeps inode numbers in a snapshot), so that a ROOT renamed or
-  /// replaced while its snapshot was taken is refused.
-  func confirm(_ inside: [UInt8], holds root: FilePath) throws(SkipBackupError) {
+  /// Checks that the snapshot holds `root`, resolved as `live`, at
+  /// `inside`: the same inode of the same subvolume (btrfs keeps inode
+  /// numbers in a snapshot, and the snapshot was confirmed to be of
+  /// `live`'s subvolume), so that a ROOT renamed or replaced while its
+  /// snapshot was taken is refused.
+  func confirm(_ inside: [UInt8], holds root: FilePath, _ live: DirectoryIdentity)
+    throws(SkipBackupError)
+  {
     let real = try FileItem.openDirectory(inside, below: descriptor, rootPath: path)
     defer { if real != descriptor { _ = system_close(real) } }
     var frozen = stat()
     try check(.fstat, path.appending(bytes: inside)) { system_fstat(real, &frozen) }
-    let live = try FileItem(path: root, followSymbolicLinks: false).status()
-    guard frozen.st_ino == live.st_ino else {
+    guard UInt64(frozen.st_ino) == live.inode else {
       throw SkipBackupError(refusing: .movedWhileSnapshotted, path: root)
     }
   }
@@ -277,11 +307,11 @@ package final class Snapshot {
   /// answers `EINVAL` for a directory opened before unshare(2)). Refused
   /// unless it is the snapshot opened before (same device and inode).
   package func reopen() throws(SkipBackupError) -> CInt {
-    let opened = try check(.openat, path) {
+    let opened = try check(.openat2, path) {
       path.withCString {
-        system_openat(
-          MountFlag.atWorkingDirectory, $0,
-          MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+        system_openat2(
+          MountFlag.atWorkingDirectory, $0, MountFlag.pathOnly | O_DIRECTORY | O_CLOEXEC, 0,
+          ResolveFlag.noLinks)
       }
     }
     var now = stat()

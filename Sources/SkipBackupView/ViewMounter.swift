@@ -37,7 +37,14 @@ package enum ViewMounter {
     var lives: [CInt?] = []
     for (index, root) in views.enumerated() {
       let live = snapshots != nil && (plan.owners[index] == nil || !root.fileMounts.isEmpty)
-      lives.append(live ? try OverlayView.openReal(root.path) : nil)
+      if live, let frozen = snapshots?.roots.first(where: { $0.path == root.path }) {
+        // The directory the ROOT was resolved to before its snapshot, or
+        // refused: never wherever its path leads now (a directory on the
+        // way that its owner swapped for a link to one of root's).
+        lives.append(try ResolvedDirectory.reopen(root.path, as: frozen.live))
+      } else {
+        lives.append(live ? try OverlayView.openReal(root.path) : nil)
+      }
       if let snapshots, let frozen = snapshots.roots.first(where: { $0.path == root.path }) {
         // From its own snapshot, which may not be the one above it (the
         // views are in mount order, not as given).

@@ -91,13 +91,28 @@ package struct ViewRun: Sendable, Equatable {
     // The snapshots, once the sweep has marked what it marks: from here on
     // each ROOT is read in its snapshot.
     var hiddenSubvolumes: [FilePath] = []
+    // From the first snapshot until the supervisor has them, TERM, INT,
+    // HUP and QUIT delete them and end the run (``SetupSignals``).
+    let signals: SetupSignals?
+    do throws(SkipBackupError) {
+      signals = snapshot ? try SetupSignals() : nil
+    } catch {
+      diagnostics.report(error)
+      throw .failure
+    }
     let snapshots =
-      try snapshot ? takeSnapshots(&viewRoots, hidden: &hiddenSubvolumes, diagnostics) : nil
+      try signals.map { signals throws(ReportedFailure) in
+        try takeSnapshots(&viewRoots, hidden: &hiddenSubvolumes, signals, diagnostics)
+      }
     // Until the supervisor has them, which deletes them after COMMAND, a
     // refusal or a walk that fails deletes them here: nothing is left for
     // the next run to clean up.
     var supervised = false
-    defer { if !supervised { snapshots?.delete(diagnostics) } }
+    defer {
+      if !supervised, let snapshots {
+        signals?.deleting(snapshots) { $0.delete(diagnostics) }
+      }
+    }
     // A snapshot does not change; a live ROOT is watched from before its
     // walk until COMMAND starts.
     var watch =
@@ -202,8 +217,8 @@ package struct ViewRun: Sendable, Equatable {
       return .changedDuringWalk
     }
 
-    if let snapshots {
-      try superviseCommand(deleting: snapshots, warming: unwarmed, diagnostics)
+    if let snapshots, let signals {
+      try superviseCommand(deleting: snapshots, warming: unwarmed, signals, diagnostics)
       // COMMAND's process, from here on: the supervisor deletes them.
       supervised = true
     }
@@ -248,7 +263,8 @@ package struct ViewRun: Sendable, Equatable {
   /// one below a marked directory is left to the walk, which hides that.
   /// Those inside `.skipbackup-snapshots` are other runs' snapshots.
   private func takeSnapshots(
-    _ roots: inout [ViewRoot], hidden: inout [FilePath], _ diagnostics: Diagnostics
+    _ roots: inout [ViewRoot], hidden: inout [FilePath], _ signals: SetupSignals,
+    _ diagnostics: Diagnostics
   ) throws(ReportedFailure) -> SnapshotSet {
     do throws(SkipBackupError) {
       // A ROOT in a read-only subvolume is refused, as one on a read-only
@@ -259,9 +275,12 @@ package struct ViewRun: Sendable, Equatable {
           throw SkipBackupError(refusing: .readOnlySubvolume, path: root.path)
         }
       }
+      var requests = roots.map { SnapshotRequest($0.path) }
       for root in roots where try SnapshotKind.of(root.path) == .btrfs {
         var seen: [FilePath] = []
-        for nested in try BtrfsSubvolume.nested(below: root.path) {
+        for (nested, id) in try BtrfsSubvolume.nestedByID(
+          below: root.path, skippingUnreachable: false)
+        {
           let isBelowSeen = seen.contains { path(nested.bytes[...], below: $0.bytes) != nil }
           seen.append(nested)
           guard !SnapshotDirectory.holds(nested),
@@ -269,7 +288,16 @@ package struct ViewRun: Sendable, Equatable {
             !hidden.contains(where: { path(nested.bytes[...], isOrIsBelow: $0.bytes) }),
             try mechanisms.markedAncestor(of: nested, followSymbolicLinks: false) == nil
           else { continue }
-          let item = FileItem(path: nested, followSymbolicLinks: false)
+          // Its marks and owner read from the subvolume its ID names, reached
+          // once, not from whatever its path leads to (``SnapshotSet``
+          // resolves it once more and confirms the ID again).
+          let (opened, _) = try ResolvedDirectory.open(
+            nested, checkingTransitions: MountNamespace.Privilege.current.isRoot, isGiven: false)
+          defer { _ = system_close(opened) }
+          guard try SubvolumeIdentity(of: opened, nested).id == id else {
+            throw SkipBackupError(refusing: .changedOnTheWay, path: nested)
+          }
+          let item = FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: nested)
           if try !mechanisms.marks(on: item).isEmpty {
             hidden.append(nested)
           } else if !oneFileSystem {
@@ -281,10 +309,13 @@ package struct ViewRun: Sendable, Equatable {
               throw SkipBackupError(refusing: .nestedSubvolumeOfAnother, path: nested)
             }
             roots.append(ViewRoot(path: nested, hidden: []))
+            requests.append(SnapshotRequest(nested, subvolumeID: id))
           }
         }
       }
-      let snapshots = try SnapshotSet(roots.map(\.path), privilege: .current)
+      let snapshots = try signals.taking { () throws(SkipBackupError) in
+        try SnapshotSet(requests, privilege: .current)
+      }
       for (index, frozen) in snapshots.roots.enumerated() { roots[index].real = frozen.real }
       return snapshots
     } catch {
@@ -299,10 +330,10 @@ package struct ViewRun: Sendable, Equatable {
   /// and become COMMAND.
   private func superviseCommand(
     deleting snapshots: SnapshotSet, warming roots: [SnapshotWarming.Root],
-    _ diagnostics: Diagnostics
+    _ signals: SetupSignals, _ diagnostics: Diagnostics
   ) throws(ReportedFailure) {
     do throws(SkipBackupError) {
-      switch try SupervisedCommand.fork() {
+      switch try SupervisedCommand.fork(restoring: signals.handOver()) {
       case .supervisor(let pid):
         let warming = SnapshotWarming(roots: roots)
         let status = SupervisedCommand.wait(for: pid)

@@ -30,7 +30,8 @@ struct SnapshotSetTests {
     let before = try image.subvolumes()
 
     let set = try SnapshotSet(
-      [FilePath(home + "/a"), FilePath(home + "/b"), FilePath(other)], privilege: .root)
+      [FilePath(home + "/a"), FilePath(home + "/b"), FilePath(other)].map { SnapshotRequest($0) },
+      privilege: .root)
     #expect(set.snapshots.count == 2)
     #expect(set.roots.map(\.snapshot) == [0, 0, 1])
     #expect(set.roots.map(\.inside) == [Array("a".utf8), Array("b".utf8), []])
@@ -92,7 +93,8 @@ struct SnapshotSetTests {
     try #require(made.status == 0, "\(made)")
     let before = try image.subvolumes()
     let set = try SnapshotSet(
-      [FilePath(home), FilePath(home + "/vm"), FilePath(home + "/ro")], privilege: .root)
+      [FilePath(home), FilePath(home + "/vm"), FilePath(home + "/ro")].map { SnapshotRequest($0) },
+      privilege: .root)
     #expect(set.snapshots.count == 3)
     let kept = home + "/.skipbackup-snapshots/"
     #expect(set.snapshots[0].path.string.hasPrefix(kept), "\(set.snapshots[0].path)")

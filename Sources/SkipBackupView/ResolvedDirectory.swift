@@ -1,0 +1,158 @@
+import SkipBackupCore
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Which directory an open descriptor is, as long as it stays open: its
+/// device and inode (btrfs gives each subvolume a device of its own, so the
+/// pair names one directory of one subvolume).
+package struct DirectoryIdentity: Equatable, Sendable {
+  let device: UInt64
+  let inode: UInt64
+  let owner: uid_t
+
+  init(_ status: stat) {
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
+    owner = status.st_uid
+  }
+
+  /// The same directory (its owner may have changed meanwhile).
+  func isSame(as other: DirectoryIdentity) -> Bool {
+    device == other.device && inode == other.inode
+  }
+}
+
+/// Which btrfs subvolume a descriptor is in: the filesystem, the
+/// subvolume ID and the transaction that made it. No path or inode number
+/// says it: every subvolume's root is inode 256, so another user's swap of
+/// a directory on the way to one for a link to another (root's, in a 0700
+/// directory) passed a check by inode number.
+struct SubvolumeIdentity: Equatable {
+  let filesystem: [UInt8]
+  let id: UInt64
+  let made: UInt64
+
+  /// The subvolume `descriptor` (not `O_PATH`: an ioctl) is in; `path` names it.
+  init(of descriptor: CInt, _ path: FilePath) throws(SkipBackupError) {
+    var fsid: [UInt8] = []
+    try check(.btrfsFilesystemInfo, path) { system_btrfsFilesystemID(descriptor, &fsid) }
+    var id: UInt64 = 0
+    var made: UInt64 = 0
+    try check(.btrfsSubvolumeInfo, path) { system_btrfsSubvolumeIdentity(descriptor, &id, &made) }
+    filesystem = fsid
+    self.id = id
+    self.made = made
+  }
+}
+
+/// A directory resolved once from its canonical path and held open: what
+/// comes after (the snapshot of its subvolume, the check of the snapshot,
+/// the view's mount point) is confirmed against this descriptor, never
+/// against the path resolved again.
+enum ResolvedDirectory {
+  /// Opens the canonical directory `path` from `/`, one directory at a
+  /// time, each with `openat2` refusing any link (`RESOLVE_NO_SYMLINKS`,
+  /// `RESOLVE_NO_MAGICLINKS`): a directory on the way that another user
+  /// swapped for a link since the path was made canonical is refused
+  /// (``SkipBackupError/Refusal/changedOnTheWay``), never followed. When
+  /// `checkingTransitions` (root), a step from a directory a user other
+  /// than root owns into one that root or a third user owns is refused
+  /// (``SkipBackupError/Refusal/unsafePathTransition``), as systemd's
+  /// chase() refuses it (src/basic/chase.c, unsafe_transition), except
+  /// into the last directory when `isGiven` (the ROOT as given: root asked
+  /// for that directory by name). The last is opened for reading (its
+  /// subvolume is asked for by ioctl, which refuses an `O_PATH`
+  /// descriptor) unless `pathOnly`.
+  static func open(
+    _ path: FilePath, checkingTransitions: Bool, isGiven: Bool, pathOnly: Bool = false
+  ) throws(SkipBackupError) -> (descriptor: CInt, identity: DirectoryIdentity) {
+    let names = path.bytes.split(separator: UInt8(ascii: "/"))
+    var walked: [UInt8] = []
+    var current = try check(.openat2, "/") {
+      system_openat2(
+        MountFlag.atWorkingDirectory, "/",
+        (names.isEmpty && !pathOnly ? O_RDONLY : MountFlag.pathOnly) | O_DIRECTORY | O_CLOEXEC, 0,
+        ResolveFlag.noLinks)
+    }
+    do throws(SkipBackupError) {
+      var status = stat()
+      try check(.fstat, "/") { system_fstat(current, &status) }
+      for (index, name) in names.enumerated() {
+        walked += [UInt8(ascii: "/")] + name
+        let here = FilePath(bytes: walked)
+        let isLast = index == names.count - 1
+        let mode = isLast && !pathOnly ? O_RDONLY : MountFlag.pathOnly
+        let next = try openDirectory(
+          FilePath(bytes: Array(name)), in: current, mode, ResolveFlag.beneath, naming: path,
+          here)
+        _ = system_close(current)
+        current = next
+        var child = stat()
+        try check(.fstat, here) { system_fstat(current, &child) }
+        if checkingTransitions, status.st_uid != 0, child.st_uid != status.st_uid,
+          !(isLast && isGiven)
+        {
+          throw SkipBackupError(refusing: .unsafePathTransition, path: here)
+        }
+        status = child
+      }
+      return (current, DirectoryIdentity(status))
+    } catch {
+      _ = system_close(current)
+      throw error
+    }
+  }
+
+  /// Opens the directory `name` in `directory` with `mode` (`O_RDONLY` or
+  /// `O_PATH`), by `openat2` refusing any link on the way, and `resolve`
+  /// besides. A link or a non-directory where a directory was (`ELOOP`,
+  /// `ENOTDIR`) is the refusal ``SkipBackupError/Refusal/changedOnTheWay``
+  /// of `target`; another failure is `openat2`'s, at `here`.
+  static func openDirectory(
+    _ name: FilePath, in directory: CInt, _ mode: CInt, _ resolve: UInt64,
+    naming target: FilePath, _ here: FilePath
+  ) throws(SkipBackupError) -> CInt {
+    let opened = valueOrErrno {
+      name.withCString {
+        system_openat2(
+          directory, $0, mode | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+          ResolveFlag.noLinks | resolve)
+      }
+    }
+    switch opened {
+    case .success(let value): return value
+    case .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory):
+      throw SkipBackupError(refusing: .changedOnTheWay, path: target)
+    case .failure(let errno): throw SkipBackupError(.openat2, errno, path: here)
+    }
+  }
+
+  /// Opens `path` again (`O_PATH`), in another mount namespace, where the
+  /// descriptor opened before is of no use (a mount goes only onto a mount
+  /// of the caller's namespace, and overlayfs takes layers only from it),
+  /// and refuses it unless it is still the directory `identity` names:
+  /// a directory on the way swapped since for a link, or for another
+  /// directory, is refused rather than mounted over.
+  static func reopen(_ path: FilePath, as identity: DirectoryIdentity) throws(SkipBackupError)
+    -> CInt
+  {
+    let descriptor = try openDirectory(
+      path, in: MountFlag.atWorkingDirectory, MountFlag.pathOnly, 0, naming: path, path)
+    var status = stat()
+    do throws(SkipBackupError) {
+      try check(.fstat, path) { system_fstat(descriptor, &status) }
+      guard DirectoryIdentity(status).isSame(as: identity) else {
+        throw SkipBackupError(refusing: .changedOnTheWay, path: path)
+      }
+    } catch {
+      _ = system_close(descriptor)
+      throw error
+    }
+    return descriptor
+  }
+}
