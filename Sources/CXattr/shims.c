@@ -462,14 +462,3 @@ int cxattr_btrfs_filesystem_id(int fd, unsigned char *fsid) {
   memcpy(fsid, info.fsid, BTRFS_FSID_SIZE);
   return 0;
 }
-
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
-
-int cxattr_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long mode,
-                   unsigned long long resolve) {
-  // struct open_how of <linux/openat2.h>: flags, mode, resolve, 24 bytes.
-  unsigned long long how[3] = {flags, mode, resolve};
-  return (int)syscall(__NR_openat2, dirfd, path, how, sizeof how);
-}

@@ -41,7 +41,6 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case btrfsSubvolumePlace = "ioctl(BTRFS_IOC_INO_LOOKUP_USER)"
   case btrfsSubvolumeInfo = "ioctl(BTRFS_IOC_GET_SUBVOL_INFO)"
   case btrfsFilesystemInfo = "ioctl(BTRFS_IOC_FS_INFO)"
-  case openat2
   case pthreadKill = "pthread_kill"
   case sigpending
   case fork, kill, sigprocmask, sigwaitinfo

@@ -29,26 +29,6 @@ package func system_btrfsFilesystemID(_ fd: CInt, _ fsid: inout [UInt8]) -> CInt
   }
 }
 
-/// The corresponding C function is `openat2(2)` (Linux 5.6), through
-/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
-package func system_openat2(
-  _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t, _ resolve: UInt64
-) -> CInt {
-  mocked(.openat2) {
-    cxattr_openat2(
-      dirfd, path, CUnsignedLongLong(UInt32(bitPattern: flags)), CUnsignedLongLong(mode),
-      CUnsignedLongLong(resolve))
-  }
-}
-
-/// `openat2(2)`'s `RESOLVE_*` flags, for the rooms, which do not import CXattr.
-package enum ResolveFlag {
-  /// No symbolic link anywhere on the way, nor magic link (`/proc/PID/fd/N`).
-  package static let noLinks = CXATTR_RESOLVE_NO_SYMLINKS | CXATTR_RESOLVE_NO_MAGICLINKS
-  /// Nothing outside the directory given.
-  package static let beneath = CXATTR_RESOLVE_BENEATH
-}
-
 /// The corresponding C function is `pthread_kill(3)`: a signal to one
 /// thread of this process.
 package func system_pthread_kill(_ thread: pthread_t, _ signal: CInt) -> CInt {

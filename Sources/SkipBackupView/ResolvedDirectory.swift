@@ -40,9 +40,11 @@ struct SubvolumeIdentity: Equatable {
   /// The subvolume `descriptor` (not `O_PATH`: an ioctl) is in; `path` names it.
   init(of descriptor: CInt, _ path: FilePath) throws(SkipBackupError) {
     var fsid: [UInt8] = []
+    // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
     try check(.btrfsFilesystemInfo, path) { system_btrfsFilesystemID(descriptor, &fsid) }
     var id: UInt64 = 0
     var made: UInt64 = 0
+    // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
     try check(.btrfsSubvolumeInfo, path) { system_btrfsSubvolumeIdentity(descriptor, &id, &made) }
     filesystem = fsid
     self.id = id
@@ -74,13 +76,15 @@ enum ResolvedDirectory {
     let names = path.bytes.split(separator: UInt8(ascii: "/"))
     var walked: [UInt8] = []
     var current = try check(.openat2, "/") {
+      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
       system_openat2(
         MountFlag.atWorkingDirectory, "/",
         (names.isEmpty && !pathOnly ? O_RDONLY : MountFlag.pathOnly) | O_DIRECTORY | O_CLOEXEC, 0,
-        ResolveFlag.noLinks)
+        ResolveFlags.noLinks.rawValue)
     }
     do throws(SkipBackupError) {
       var status = stat()
+      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
       try check(.fstat, "/") { system_fstat(current, &status) }
       for (index, name) in names.enumerated() {
         walked += [UInt8(ascii: "/")] + name
@@ -88,11 +92,14 @@ enum ResolvedDirectory {
         let isLast = index == names.count - 1
         let mode = isLast && !pathOnly ? O_RDONLY : MountFlag.pathOnly
         let next = try openDirectory(
-          FilePath(bytes: Array(name)), in: current, mode, ResolveFlag.beneath, naming: path,
+          FilePath(bytes: Array(name)), in: current, mode, ResolveFlags.beneath.rawValue,
+          naming: path,
           here)
+        // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
         _ = system_close(current)
         current = next
         var child = stat()
+        // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
         try check(.fstat, here) { system_fstat(current, &child) }
         if checkingTransitions, status.st_uid != 0, child.st_uid != status.st_uid,
           !(isLast && isGiven)
@@ -103,6 +110,7 @@ enum ResolvedDirectory {
       }
       return (current, DirectoryIdentity(status))
     } catch {
+      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
       _ = system_close(current)
       throw error
     }
@@ -119,9 +127,10 @@ enum ResolvedDirectory {
   ) throws(SkipBackupError) -> CInt {
     let opened = valueOrErrno {
       name.withCString {
+        // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
         system_openat2(
           directory, $0, mode | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-          ResolveFlag.noLinks | resolve)
+          ResolveFlags.noLinks.rawValue | resolve)
       }
     }
     switch opened {
@@ -145,11 +154,13 @@ enum ResolvedDirectory {
       path, in: MountFlag.atWorkingDirectory, MountFlag.pathOnly, 0, naming: path, path)
     var status = stat()
     do throws(SkipBackupError) {
+      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
       try check(.fstat, path) { system_fstat(descriptor, &status) }
       guard DirectoryIdentity(status).isSame(as: identity) else {
         throw SkipBackupError(refusing: .changedOnTheWay, path: path)
       }
     } catch {
+      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
       _ = system_close(descriptor)
       throw error
     }

@@ -311,7 +311,7 @@ package final class Snapshot {
       path.withCString {
         system_openat2(
           MountFlag.atWorkingDirectory, $0, MountFlag.pathOnly | O_DIRECTORY | O_CLOEXEC, 0,
-          ResolveFlag.noLinks)
+          ResolveFlags.noLinks.rawValue)
       }
     }
     var now = stat()

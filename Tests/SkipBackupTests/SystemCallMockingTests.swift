@@ -240,9 +240,6 @@ import Testing
         case .btrfsFilesystemInfo:
           var fsid: [UInt8] = []
           return outcome(system_btrfsFilesystemID(-1, &fsid))
-        case .openat2:
-          return outcome(
-            system_openat2(-1, "skipbackup-mocking", O_RDONLY, 0, ResolveFlag.noLinks))
         case .pthreadKill: return outcome(returned: system_pthread_kill(pthread_self(), 0))
         case .sigpending:
           var set = sigset_t()

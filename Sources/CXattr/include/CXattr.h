@@ -276,14 +276,5 @@ int cxattr_btrfs_subvolume_identity(int fd, unsigned long long *treeid,
                                     unsigned long long *otransid);
 int cxattr_btrfs_filesystem_id(int fd, unsigned char *fsid);
 
-// openat2(2) (Linux 5.6): an open whose resolution the kernel restricts
-// (RESOLVE_NO_SYMLINKS refuses a symbolic link anywhere on the way, not
-// only at the end as O_NOFOLLOW does). glibc 2.36 has no wrapper and no
-// struct open_how in the headers Swift sees. -1 with ENOSYS before 5.6.
-static const unsigned long long CXATTR_RESOLVE_NO_MAGICLINKS = 0x02;
-static const unsigned long long CXATTR_RESOLVE_NO_SYMLINKS = 0x04;
-static const unsigned long long CXATTR_RESOLVE_BENEATH = 0x08;
-int cxattr_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long mode,
-                   unsigned long long resolve);
 
 #endif
