@@ -36,7 +36,10 @@ import Testing
   @Test func keepWithATrailingBackslashKeepsNothing() throws {
     let rules = try SweepRules(
       builtIn: false, fileText: Array("keep /nonexistent/a*\\\n".utf8), fileName: "rules",
-      environment: SweepRules.Environment(home: nil, xdgCacheHome: nil))
+      // The built-in rules are read for their names even when off; theirs
+      // name ~, so a home is given.
+      environment: SweepRules.Environment(
+        home: Array("/nonexistent/home".utf8), xdgCacheHome: nil))
     let keep = try #require(rules.keeps.first)
     #expect(!keep.covers(Array("/nonexistent/ab\\".utf8)))
     #expect(!Self.fnmatches("/nonexistent/a*\\", "/nonexistent/ab\\"))
