@@ -4,13 +4,15 @@ import Foundation
   import Glibc
 #endif
 
-/// The program that makes or mounts a test's filesystem is not there (for
-/// btrfs: btrfs-progs, which `scripts/deps test` installs), or it failed.
+/// The program that makes or mounts a test's filesystem is not there
+/// (`scripts/deps test` installs btrfs-progs, xfsprogs, bindfs,
+/// squashfs-tools and erofs-utils), or it failed.
 public struct TestFilesystemFailure: Error, CustomStringConvertible {
   public var result: ProcessResult
   public var description: String {
     result.status == 127 || result.errors.contains("not found")
-      ? "a program is missing (scripts/deps test installs btrfs-progs)\n\(result)" : "\(result)"
+      ? "a program is missing (scripts/deps test installs btrfs-progs, xfsprogs, bindfs, "
+        + "squashfs-tools and erofs-utils)\n\(result)" : "\(result)"
   }
 }
 
@@ -20,7 +22,7 @@ public struct TestFilesystemFailure: Error, CustomStringConvertible {
 /// when the test is done, which frees the loop device.
 public class TestFilesystem {
   public enum Kind: String {
-    case btrfs, ext4
+    case btrfs, ext4, xfs
   }
 
   public let directory: TemporaryDirectory
@@ -30,7 +32,7 @@ public class TestFilesystem {
 
   public init(_ kind: Kind, size: String, options: [String] = []) throws {
     let mkfs = "mkfs." + kind.rawValue
-    try Self.succeed(run(["sh", "-c", Argument("command -v \(mkfs)")]))
+    try Self.require(mkfs)
     directory = try TemporaryDirectory(prefix: "skipbackup-\(kind.rawValue)")
     let image = directory.path + "/image"
     mountPoint = directory.directory("mnt")
@@ -45,8 +47,80 @@ public class TestFilesystem {
     mounts.append(mountPoint)
   }
 
+  /// A filesystem with no device (tmpfs, ramfs), mounted by `type` at
+  /// DIRECTORY/mnt with `options`.
+  public init(mounting type: String, options: [String] = []) throws {
+    directory = try TemporaryDirectory(prefix: "skipbackup-\(type)")
+    mountPoint = directory.directory("mnt")
+    try Self.succeed(
+      run(
+        ["mount", "-t", Argument(type)]
+          + (options.isEmpty ? [] : ["-o", Argument(options.joined(separator: ","))])
+          + [Argument(type), Argument(mountPoint)]))
+    mounts.append(mountPoint)
+  }
+
+  /// A FUSE mount at DIRECTORY/mnt that bindfs passes through to
+  /// DIRECTORY/source, with `options` (`--xattr-none`: no attributes).
+  public init(bindfs options: [String] = []) throws {
+    try Self.require("bindfs")
+    directory = try TemporaryDirectory(prefix: "skipbackup-bindfs")
+    let source = directory.directory("source")
+    mountPoint = directory.directory("mnt")
+    try Self.succeed(
+      run(["bindfs"] + options.map { Argument($0) } + [Argument(source), Argument(mountPoint)]))
+    mounts.append(mountPoint)
+  }
+
+  /// An overlayfs at DIRECTORY/mnt over DIRECTORY/lower, writing to
+  /// DIRECTORY/upper: a container's root as the tree.
+  public init(overlay: ()) throws {
+    directory = try TemporaryDirectory(prefix: "skipbackup-overlay")
+    let lower = directory.directory("lower")
+    let upper = directory.directory("upper")
+    let work = directory.directory("work")
+    mountPoint = directory.directory("mnt")
+    try Self.succeed(
+      run(
+        [
+          "mount", "-t", "overlay", "overlay", "-o",
+          Argument("lowerdir=\(lower),upperdir=\(upper),workdir=\(work)"), Argument(mountPoint),
+        ]))
+    mounts.append(mountPoint)
+  }
+
+  /// The read-only images a backup reads.
+  public enum Image: String, Sendable {
+    case squashfs, erofs
+  }
+
+  /// An image of `image`'s kind made of the tree `source`, its attributes
+  /// kept, loop-mounted read-only at DIRECTORY/mnt.
+  public init(_ image: Image, of source: String) throws {
+    let command: [Argument]
+    directory = try TemporaryDirectory(prefix: "skipbackup-\(image.rawValue)")
+    let file = directory.path + "/image"
+    switch image {
+    case .squashfs:
+      command = ["mksquashfs", Argument(source), Argument(file), "-xattrs", "-quiet", "-noappend"]
+    case .erofs:
+      command = ["mkfs.erofs", Argument(file), Argument(source)]
+    }
+    try Self.require(String(decoding: command[0].bytes, as: UTF8.self))
+    mountPoint = directory.directory("mnt")
+    try Self.succeed(run(command))
+    try Self.succeed(run(["mount", "-o", "loop,ro", Argument(file), Argument(mountPoint)]))
+    mounts.append(mountPoint)
+  }
+
   deinit {
     for mount in mounts.reversed() { _ = run(["umount", "-l", Argument(mount)]) }
+  }
+
+  /// Fails, as the status 127 of a missing program, when `program` is not
+  /// on the PATH.
+  fileprivate static func require(_ program: String) throws(TestFilesystemFailure) {
+    try succeed(run(["sh", "-c", Argument("command -v \(program) || exit 127")]))
   }
 
   @discardableResult
