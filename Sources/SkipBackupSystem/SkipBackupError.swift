@@ -47,6 +47,66 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The item cannot even be looked up: a directory on the way to it
     /// denies search (`x`) permission.
     case searchDenied
+    /// The filesystem it is on, by `statfs(2)`'s `f_type`, where that
+    /// explains `EOPNOTSUPP`, `ENOTTY` or `EROFS`: what it lacks is the
+    /// filesystem's, not the item's.
+    case filesystem(type: UInt)
+  }
+
+  /// The filesystems a home, or what a backup reads, lives on, by the
+  /// `f_type` `statfs(2)` gives (<linux/magic.h>): the ones a message names
+  /// by name (another, such as /proc, keeps the message that names none).
+  /// docs/format.md's table of filesystems says what each keeps.
+  package enum Filesystem: UInt, Hashable, Sendable, CaseIterable {
+    /// ext2 and ext3 too, which share its magic number.
+    case ext4 = 0xEF53
+    case xfs = 0x5846_5342
+    case btrfs = 0x9123_683E
+    case bcachefs = 0xCA45_1A4E
+    case f2fs = 0xF2F5_2010
+    case zfs = 0x2FC1_2FC1
+    case tmpfs = 0x0102_1994
+    case ramfs = 0x8584_58F6
+    case overlay = 0x794C_7630
+    case fuse = 0x6573_5546
+    case nfs = 0x6969
+    case cifs = 0xFF53_4D42
+    case smb2 = 0xFE53_4D42
+    case vfat = 0x4D44
+    case exfat = 0x2011_BAB0
+    case ntfs3 = 0x7366_746E
+    case squashfs = 0x7371_7368
+    case erofs = 0xE0F5_E1E2
+    case iso9660 = 0x9660
+
+    /// Its name as /proc/filesystems and mount(8) show it, which is the
+    /// case's name, but for FUSE, whose programs each name their own
+    /// (`fuse.bindfs`, `fuse.sshfs`).
+    package var name: String { self == .fuse ? "a FUSE filesystem" : String(describing: self) }
+
+    /// The filesystem a finding names, when it is one of these.
+    init?(_ finding: Finding?) {
+      guard case .filesystem(let type)? = finding else { return nil }
+      self.init(rawValue: type)
+    }
+
+    /// Whether the filesystem itself has no way to write (an image), rather
+    /// than a mount that was made read-only.
+    package var isReadOnlyImage: Bool { self == .squashfs || self == .erofs || self == .iso9660 }
+
+    /// Why it keeps no user attributes, where that is known and not plain.
+    package var missingUserAttributesHint: String {
+      switch self {
+      case .ramfs: " (ramfs has none; tmpfs keeps them)"
+      case .tmpfs: " (tmpfs keeps them from Linux 6.6)"
+      case .fuse:
+        ": its program does not pass them on (bindfs does, but not with --xattr-none; "
+          + "sshfs does not)"
+      case .nfs: ": NFS passes them on only from NFS 4.2, to a server that keeps them"
+      case .vfat, .exfat, .iso9660: " (it has none)"
+      default: " (mounted without user_xattr?)"
+      }
+    }
   }
 
   /// The kernel's pseudo-filesystems, by the `f_type` `statfs(2)` gives.
@@ -371,10 +431,14 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "no such file or directory"
     case .notSupported:
       if call.isInodeFlags {
-        return "the filesystem here keeps no nodump flag (chattr +d)"
+        return "the filesystem here\(named(finding)) keeps no nodump flag (chattr +d)"
       }
       if let attribute, attribute.namespace == nil {
         return "'\(attribute)' is in no namespace Linux knows (user., trusted., security., system.)"
+      }
+      if let filesystem = Filesystem(finding) {
+        return "the filesystem here, \(filesystem.name), keeps no user extended attributes"
+          + filesystem.missingUserAttributesHint
       }
       return "the filesystem here keeps no user extended attributes "
         + "(a pseudo-filesystem such as /proc, or one mounted without user_xattr)"
@@ -410,7 +474,14 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .outOfRange:
       return "the attribute value kept growing while it was read"
     case .readOnlyFileSystem:
-      return "read-only file system"
+      guard let filesystem = Filesystem(finding) else { return "read-only file system" }
+      if filesystem.isReadOnlyImage {
+        return "read-only file system: \(filesystem.name) is an image nothing writes to, so "
+          + "its marks are read but never changed (make the image again from a tree marked "
+          + "as it should be)"
+      }
+      return "read-only file system: the filesystem here, \(filesystem.name), is mounted "
+        + "read-only"
     case .diskQuotaExceeded:
       return "disk quota exceeded"
     // A link that was followed (a save's target) is a loop, not a link refused.
@@ -419,7 +490,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .tooManyOpenFiles:
       return "too many open files: the tree is deeper than the limit on open files allows"
     case .inappropriateIOCTLForDevice:
-      return "the filesystem here keeps no inode flags (chattr)"
+      return "the filesystem here\(named(finding)) keeps no inode flags (chattr)"
     default:
       return errno.description.lowercasedFirst
     }
@@ -440,6 +511,13 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     }
   }
 
+  /// The filesystem a finding names, as `, NAME,` to follow "the
+  /// filesystem here"; nothing when none was looked up, or it is none of
+  /// ``Filesystem``.
+  private static func named(_ finding: Finding?) -> String {
+    Filesystem(finding).map { ", \($0.name)," } ?? ""
+  }
+
   /// Why a change of a user attribute on a regular file or a directory
   /// got `EPERM`, by what a look at the item found.
   private static func notPermittedReason(_ finding: Finding?) -> String {
@@ -458,7 +536,7 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "operation not permitted, though the item is neither immutable nor append-only: "
         + "it was most likely a symbolic link or special file when the call was made "
         + "(replaced while this ran), which keep no user extended attributes"
-    case .searchDenied?, nil:
+    case .searchDenied?, .filesystem?, nil:
       return "operation not permitted: the item may be immutable or append-only (chattr +i "
         + "or +a), or a sticky directory owned by someone else; its flags could not be read"
     }

@@ -21,6 +21,9 @@ extension FileItem {
   ///   devices, FIFOs and sockets); for a regular file or a directory, the
   ///   filesystem (/proc refuses them), then the inode flags, as
   ///   `FS_IOC_GETFLAGS` gives them, before anyone is told it is immutable.
+  /// - `EOPNOTSUPP`, `ENOTTY`, `EROFS`: the filesystem, whose lack it is
+  ///   (ramfs keeps no user attributes, squashfs is an image nothing
+  ///   writes to), named in the message.
   ///
   /// The corresponding C functions are `statx(2)`, `fstatfs(2)` and
   /// `ioctl(FS_IOC_GETFLAGS)`.
@@ -37,7 +40,18 @@ extension FileItem {
     case .notPermitted:
       return notPermittedExplanation()
     default:
-      return (nil, nil)
+      return (nil, filesystemFinding(of: errno))
+    }
+  }
+
+  /// The filesystem, for an `errno` that is its lack rather than the
+  /// item's: `EOPNOTSUPP`, `ENOTTY` (no inode flags) and `EROFS`.
+  package func filesystemFinding(of errno: Errno) -> SkipBackupError.Finding? {
+    switch errno {
+    case .notSupported, .inappropriateIOCTLForDevice, .readOnlyFileSystem:
+      return filesystemType().map { .filesystem(type: $0) }
+    default:
+      return nil
     }
   }
 
@@ -51,7 +65,9 @@ extension FileItem {
     let mode = mode_t(buffer.stx_mode)
     let type = FileType(rawValue: mode & S_IFMT)
     guard type == .regular || type == .directory else { return (type, nil) }
-    if let filesystem = pseudoFilesystem() { return (type, .pseudoFilesystem(filesystem)) }
+    if let filesystem = filesystemType().flatMap(SkipBackupError.PseudoFilesystem.init) {
+      return (type, .pseudoFilesystem(filesystem))
+    }
     let flags = inodeFlags(buffer)
     if let flags, flags & FS_IMMUTABLE_FL != 0 { return (type, .immutable) }
     if let flags, flags & FS_APPEND_FL != 0 { return (type, .appendOnly) }
@@ -62,8 +78,8 @@ extension FileItem {
     return (type, flags == nil ? nil : .neitherImmutableNorAppendOnly)
   }
 
-  /// The pseudo-filesystem the item is on, if it is on one.
-  private func pseudoFilesystem() -> SkipBackupError.PseudoFilesystem? {
+  /// The type of the filesystem the item is on (`f_type`), if a look can say.
+  private func filesystemType() -> UInt? {
     var buffer = statfs()
     let looked: Result<CInt, Errno>
     if case .descriptor(let descriptor) = base {
@@ -81,7 +97,7 @@ extension FileItem {
       looked = valueOrErrno { system_fstatfs(descriptor, &buffer) }
     }
     guard case .success = looked else { return nil }
-    return SkipBackupError.PseudoFilesystem(rawValue: UInt(bitPattern: Int(buffer.f_type)))
+    return UInt(bitPattern: Int(buffer.f_type))
   }
 
   /// The immutable and append-only inode flags: from statx where the

@@ -160,7 +160,15 @@ extension Result where Failure == Errno {
     // The path is made only for a failure: a FilePath normalises its bytes,
     // and made for every successful call it was 11.5 % of du's instructions.
     guard case .success(let value) = self else {
-      return try get(call, item.displayPath, attribute: attribute)
+      do throws(SkipBackupError) {
+        return try get(call, item.displayPath, attribute: attribute)
+      } catch {
+        // What the filesystem lacks (user attributes, inode flags, a way
+        // to write) is named by a look at it, made after a failure only.
+        var explained = error
+        if let errno = error.errno { explained.finding = item.filesystemFinding(of: errno) }
+        throw explained
+      }
     }
     return value
   }

@@ -80,7 +80,7 @@ public enum CacheDirectoryTag {
       case .success(let file?): _ = system_close(file)
       case .success(nil): break
       case .failure(let errno):
-        throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+        throw failure(.openat, errno, item)
       }
       return false
     }
@@ -110,7 +110,7 @@ public enum CacheDirectoryTag {
     case .success(nil):
       return nil
     case .failure(let errno):
-      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+      throw failure(.openat, errno, item)
     }
   }
 
@@ -124,7 +124,7 @@ public enum CacheDirectoryTag {
     case .success: return true
     case .failure(.fileExists): return false
     case .failure(let errno):
-      throw SkipBackupError(.linkat, errno, path: item.displayPath.appending(fileName))
+      throw failure(.linkat, errno, item)
     }
   }
 
@@ -154,7 +154,7 @@ public enum CacheDirectoryTag {
     case .failure(.fileExists):
       return false
     case .failure(let errno):
-      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+      throw failure(.openat, errno, item)
     }
   }
 
@@ -179,7 +179,7 @@ public enum CacheDirectoryTag {
       switch removed {
       case .success, .failure(.noSuchFileOrDirectory): return true
       case .failure(let errno):
-        throw SkipBackupError(.unlinkat, errno, path: item.displayPath.appending(fileName))
+        throw failure(.unlinkat, errno, item)
       }
     } ?? false
   }
@@ -236,7 +236,7 @@ public enum CacheDirectoryTag {
     case .success(let descriptor): file = descriptor
     case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return nil
     case .failure(let errno):
-      throw SkipBackupError(.openat, errno, path: item.displayPath.appending(fileName))
+      throw failure(.openat, errno, item)
     }
     defer { _ = system_close(file) }
     var status = stat()
@@ -253,7 +253,7 @@ public enum CacheDirectoryTag {
       case .success(0): break reading
       case .success(let count): filled += count
       case .failure(let errno):
-        throw SkipBackupError(.read, errno, path: item.displayPath.appending(fileName))
+        throw failure(.read, errno, item)
       }
     }
     return writer(ofHead: head[..<filled])
@@ -263,7 +263,18 @@ public enum CacheDirectoryTag {
     _ bytes: [UInt8], to file: CInt, _ item: FileItem
   ) throws(SkipBackupError) {
     if case .failure(let errno) = OutputDescriptor.writeAll(bytes, to: file) {
-      throw SkipBackupError(.write, errno, path: item.displayPath.appending(fileName))
+      throw failure(.write, errno, item)
     }
+  }
+
+  /// The error of `call` on the tag in the directory `item`, naming the
+  /// filesystem where it lacks what the call needs (a squashfs image is
+  /// read-only).
+  private static func failure(
+    _ call: SystemCall, _ errno: Errno, _ item: FileItem
+  ) -> SkipBackupError {
+    var error = SkipBackupError(call, errno, path: item.displayPath.appending(fileName))
+    error.finding = item.filesystemFinding(of: errno)
+    return error
   }
 }
