@@ -205,7 +205,13 @@ package struct WhiteoutLayer: ~Copyable {
     // The walk refused every item with a name in the overlay's own
     // namespace; one seen since is not copied, where it would steer the view.
     let own = privilege.overlayNamespace.prefix
-    try ExtendedAttributes(of: real).copy(to: to) { $0.bytes.starts(with: own) }
+    do {
+      try ExtendedAttributes(of: real).copy(to: to) { $0.bytes.starts(with: own) }
+    } catch  where error.errno == .notSupported && error.call?.changesAttributes == false {
+      // A filesystem that keeps no attributes lists none: a FUSE mount
+      // without them answers listxattr with EOPNOTSUPP (bindfs
+      // --xattr-none), as ItemAttributes reads it too.
+    }
     if opaque {
       // overlayfs.rst, "whiteouts and opaque directories": "y" in a lower
       // layer too; user.overlay.opaque with userxattr.
