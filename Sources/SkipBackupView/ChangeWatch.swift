@@ -62,6 +62,13 @@ package struct ChangeWatch: ~Copyable {
   /// The mounts at, below and above each ROOT when the watch began, before
   /// the walk; `nil` when nothing is watched or the table could not be read.
   private var mounts: [MountTable.Mount]?
+  /// Each mount the walks read a directory on, by its ID in the mount
+  /// table, with the ROOT and the first such directory in it. A
+  /// filesystem mounted and unmounted again while the walk read it leaves
+  /// the table after the walk as it was before (the torture suite's
+  /// mountloop: COMMAND saw what it had covered in 1 to 4% of runs), and
+  /// only its ID, gone from the table, tells.
+  private var mountsMet: [CInt: (root: Int, path: [UInt8])] = [:]
 
   private struct Root {
     let path: FilePath
@@ -181,11 +188,23 @@ package struct ChangeWatch: ~Copyable {
   /// it, the table stands for the rest of the run.
   package mutating func mountChange(copied: Bool) -> String? {
     guard let before = mounts, groups != nil else { return nil }
-    let now: [MountTable.Mount]
+    let table: [MountTable.Mount]
     do throws(SkipBackupError) {
-      now = try MountTable.mounts().filter { concerns($0.place.point) }
+      table = try MountTable.mounts()
     } catch {
       return "\(Self.explainMountTable(error)); nothing was run"
+    }
+    let now = table.filter { concerns($0.place.point) }
+    // A copy's mounts have IDs of their own: the walk's are compared in
+    // the namespace the walk read.
+    if !copied {
+      let present = Set(table.map(\.id))
+      let gone = mountsMet.filter { !present.contains(Array(String($0.key).utf8)) }
+      if let (root, path) = gone.values.min(by: {
+        ($0.root, $0.path.count) < ($1.root, $1.path.count)
+      }) {
+        return describeMountChange(Change(root: root, path: path, reason: .walkedMountGone))
+      }
     }
     var change: (MountTable.Mount.Place, Change.Reason)?
     if copied {
@@ -207,11 +226,15 @@ package struct ChangeWatch: ~Copyable {
     }
     guard let (place, reason) = change, let (root, inside) = root(changedByMountAt: place.point)
     else { return nil }
-    let found = Change(
-      root: root, path: inside,
-      reason: inside.isEmpty && place.point != roots[root].path.bytes
-        ? .mountedAbove(FilePath(bytes: place.point)) : reason)
-    return "\(describe(found)): changed while the view of "
+    return describeMountChange(
+      Change(
+        root: root, path: inside,
+        reason: inside.isEmpty && place.point != roots[root].path.bytes
+          ? .mountedAbove(FilePath(bytes: place.point)) : reason))
+  }
+
+  private func describeMountChange(_ found: Change) -> String {
+    "\(describe(found)): changed while the view of "
       + "\(roots[found.root].path.escapedDescription) was being made (\(found.reason)), so it "
       + "could show what is marked there now; nothing was run: \(Self.advice)"
   }
@@ -306,6 +329,9 @@ package struct ChangeWatch: ~Copyable {
     for recorder in recorders {
       for (key, place) in recorder.places { places[key, default: []].append(place) }
       roots[recorder.root].hidden += recorder.hidden
+      for (mountID, path) in recorder.mountsMet where mountsMet[mountID] == nil {
+        mountsMet[mountID] = (recorder.root, path)
+      }
       if roots[recorder.root].failure == nil { roots[recorder.root].failure = recorder.failure }
     }
     recorders = []
@@ -584,6 +610,8 @@ package struct ChangeWatch: ~Copyable {
       case rootMoved, rootExcluded, overflow
       case unreadable(Errno)
       case mounted, unmounted
+      /// A filesystem the walk read was unmounted by the walk's end.
+      case walkedMountGone
       case mountedAbove(FilePath)
 
       var description: String {
@@ -599,6 +627,7 @@ package struct ChangeWatch: ~Copyable {
         case .unreadable(let errno): "it could not be looked at again: \(errno.description)"
         case .mounted: "a filesystem was mounted on it"
         case .unmounted: "the filesystem mounted on it was unmounted"
+        case .walkedMountGone: "the filesystem the walk read there was unmounted"
         case .mountedAbove(let point):
           "a filesystem was mounted or unmounted at \(point.escapedDescription), above it"
         }
@@ -775,10 +804,16 @@ package final class WatchRecorder {
   private(set) var hidden: [[UInt8]] = []
   /// The first reason a directory could not be watched.
   private(set) var failure: SkipBackupError?
+  /// Each mount the walk read a directory on (name_to_handle_at's mount
+  /// ID), and the first such directory: ``ChangeWatch`` requires each one
+  /// still mounted after the walk.
+  private(set) var mountsMet: [CInt: [UInt8]] = [:]
   /// How each filesystem met is watched, by mount ID; on btrfs and
   /// bcachefs, whose subvolumes share a mount but each have an identity of
   /// their own, by device number.
   private var byMount: [CInt: Filesystem] = [:]
+  /// The mount ID the last call of ``watch(_:as:alone:)`` read.
+  private var lastMountID: CInt?
   private var byDevice: [UInt64: Filesystem] = [:]
 
   private enum Filesystem {
@@ -806,7 +841,9 @@ package final class WatchRecorder {
   /// Watches the directory `item`, at `path` in the ROOT, before the walk reads it.
   package func record(_ item: FileItem, at path: [UInt8], as kind: WatchedPlace.Kind) {
     guard !skips(path) else { return }
-    if case .watched(let key, _) = watch(item, as: kind) {
+    let watched = watch(item, as: kind)
+    if let mountID = lastMountID, mountsMet[mountID] == nil { mountsMet[mountID] = path }
+    if case .watched(let key, _) = watched {
       places.append((key, WatchedPlace(root: root, path: path, kind: kind)))
     }
   }
@@ -846,8 +883,10 @@ package final class WatchRecorder {
       }
     }
     if case .failure(let errno) = named {
+      lastMountID = nil
       return fail(SkipBackupError(.nameToHandleAt, errno, path: item.displayPath), kind)
     }
+    lastMountID = mountID
     var wantsWhole = !alone
     if case .closed = kind { wantsWhole = false }
     var filesystem = byMount[mountID]

@@ -531,17 +531,27 @@ import TestSupport
   /// root, in the run's namespace, before it is the run's own) just before
   /// the walk's last getdents64: ROOT holds one directory, `d`, and files,
   /// so the walk lists ROOT and `d`, each in one call and one more that
-  /// says the end, and `d` has been read as it was.
-  func mountedDuringTheWalk(_ tree: TemporaryDirectory, _ lines: String) -> ProcessResult {
-    let script = tree.file("race.sh", "#!/bin/sh\nset -e\n\(lines)\n")
-    chmod(script, 0o755)
+  /// says the end, and `d` has been read as it was. `first`, when given,
+  /// is run just before the first getdents64, after ROOT is opened and
+  /// before `d` is: the walk opens `d` while it reads ROOT's entries.
+  func mountedDuringTheWalk(_ tree: TemporaryDirectory, first: String? = nil, _ lines: String)
+    -> ProcessResult
+  {
+    func script(_ name: String, _ lines: String) -> String {
+      let path = tree.file(name, "#!/bin/sh\nset -e\n\(lines)\n")
+      chmod(path, 0o755)
+      return path
+    }
+    let races =
+      (first.map { ["getdents64:1:\(script("first.sh", $0))"] } ?? [])
+      + ["getdents64:4:\(script("race.sh", lines))"]
     let root = tree.path + "/root"
     return run(
       [
         Argument(skipbackupPath), "run", "-q", Argument(root), "--", "sh", "-c",
         Argument("cd '\(root)' && find . | LC_ALL=C sort"),
       ],
-      directory: tree.path, environment: ["SKIPBACKUP_RACE": "getdents64:4:\(script)"])
+      directory: tree.path, environment: ["SKIPBACKUP_RACE": races.joined(separator: ",")])
   }
 
   /// A tmpfs holding a marked file mounted on a directory of ROOT after
@@ -581,6 +591,32 @@ import TestSupport
     defer { _ = run(["umount", "-l", Argument(d)]) }
     tree.file("root/d/over", "over")
     let result = mountedDuringTheWalk(tree, "umount -l '\(d)'")
+    #expect(result.status == 0, "\(result)")
+    #expect(result.lines == [".", "./d", "./d/plain", "./keep"], "\(result)")
+    #expect(result.errors.isEmpty, "\(result)")
+  }
+
+  /// A tmpfs holding a marked `secret` mounted on ROOT's `d`, which holds
+  /// a marked `under`, before the walk opens `d`, and unmounted once
+  /// the walk has read it: the mount table after the walk is the one
+  /// before it, but the mount the walk read `d` on is gone, and the ROOT is
+  /// walked again. Without that look, the view hid `d/secret` and showed
+  /// the `d/under` the walk never read.
+  @Test(.enabled(if: getuid() == 0, "root: mount"))
+  func aFilesystemMountedAndUnmountedDuringTheWalkIsAChange() throws {
+    let tree = try TemporaryDirectory()
+    let under = tree.file("root/d/under", "under")
+    tree.file("root/d/plain", "plain")
+    tree.file("root/keep", "kept")
+    try check(skipbackup("mark", Argument(under)))
+    let d = tree.path + "/root/d"
+    defer { _ = run(["umount", "-l", Argument(d)]) }
+    let result = mountedDuringTheWalk(
+      tree,
+      first: "mount -t tmpfs none '\(d)'\necho s > '\(d)/secret'\n"
+        + "setfattr -n \(PeerMark.resource.attribute) -v 0x\(PeerMark.resource.valueHex) "
+        + "'\(d)/secret'",
+      "umount -l '\(d)'")
     #expect(result.status == 0, "\(result)")
     #expect(result.lines == [".", "./d", "./d/plain", "./keep"], "\(result)")
     #expect(result.errors.isEmpty, "\(result)")
