@@ -183,6 +183,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     /// so choose which of the others' directories the path reaches
     /// (systemd's chase() refuses the same "unsafe path transition").
     case unsafePathTransition
+    /// Root resolving a ROOT met a symbolic link in a directory that a
+    /// user other than root owns: that user chooses where it leads, and can
+    /// change it at any moment, so it is not followed.
+    case symbolicLinkOfAnother
     /// The directory that holds `run --snapshot`'s snapshots belongs to
     /// another user, who could have put anything there.
     case snapshotDirectoryOfAnother
@@ -380,6 +384,10 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
       return "a directory on the way to it is a symbolic link now, or another directory, where "
         + "it was a directory when the path was resolved: the owner of the directory above it "
         + "can swap it, so nothing is read or mounted there; nothing was run"
+    case .symbolicLinkOfAnother:
+      return "a symbolic link in a directory that a user other than root owns, who can point "
+        + "it anywhere at any moment and so choose what this path reaches (an unsafe path "
+        + "transition); give the directory it leads to as ROOT; nothing was run"
     case .unsafePathTransition:
       return "owned by root or by another user, but reached through a directory that a user "
         + "other than root owns, who can rename or swap what it holds and so choose what this "

@@ -57,6 +57,81 @@ struct SubvolumeIdentity: Equatable {
 /// the view's mount point) is confirmed against this descriptor, never
 /// against the path resolved again.
 enum ResolvedDirectory {
+  /// `given` with every symbolic link, `.` and `..` resolved, as
+  /// `realpath(3)` resolves it, but one name at a time by descriptor and,
+  /// for root, safely: a symbolic link in a directory that a user other
+  /// than root owns is refused (``SkipBackupError/Refusal/symbolicLinkOfAnother``),
+  /// never followed, and a step from such a directory into one that
+  /// root or a third user owns, unless it is the last (the ROOT as given), is
+  /// ``SkipBackupError/Refusal/unsafePathTransition``.
+  /// That user can point the link, or swap the directory, at any moment:
+  /// followed, a link the user points at root's directory for a moment puts
+  /// root's view over root's directory while the path COMMAND reads leads
+  /// back to the user's tree, unhidden (scripts/torture's linkswap check).
+  /// As systemd's chase() with CHASE_SAFE (src/basic/chase.c,
+  /// unsafe_transition).
+  static func canonicalPath(of given: FilePath, checkingTransitions: Bool)
+    throws(SkipBackupError) -> FilePath
+  {
+    let slash = UInt8(ascii: "/")
+    var todo = given.bytes.split(separator: slash).map { Array($0) }
+    if given.bytes.first != slash {
+      guard let working = SkipBackupSystem.canonicalPath(Array(".".utf8)) else {
+        throw SkipBackupError(.realpath, .noSuchFileOrDirectory, path: given)
+      }
+      todo = working.split(separator: slash).map { Array($0) } + todo
+    }
+    var resolved: [[UInt8]] = []
+    var current = try Descriptor.open("/", [.pathOnly, .directory])
+    var status = try current.status()
+    var links = 0
+    func shown(_ names: [[UInt8]]) -> FilePath {
+      FilePath(bytes: names.isEmpty ? [slash] : names.flatMap { [slash] + $0 })
+    }
+    while !todo.isEmpty {
+      let name = todo.removeFirst()
+      if name.isEmpty || name == [UInt8(ascii: ".")] { continue }
+      if name == Array("..".utf8) {
+        if !resolved.isEmpty { resolved.removeLast() }
+        current = try Descriptor.open(
+          shown(resolved), [.pathOnly, .directory], resolve: .noLinks)
+        status = try current.status()
+        continue
+      }
+      let here = shown(resolved + [name])
+      let child = try current.open(
+        FilePath(bytes: name), [.pathOnly, .noFollow], reporting: here)
+      let childStatus = try child.status()
+      if childStatus.st_mode & S_IFMT == S_IFLNK {
+        if checkingTransitions, status.st_uid != 0 {
+          throw SkipBackupError(refusing: .symbolicLinkOfAnother, path: here)
+        }
+        links += 1
+        // Linux's own bound on the links one lookup follows (MAXSYMLINKS).
+        guard links <= 40 else {
+          throw SkipBackupError(.openat, .tooManySymbolicLinkLevels, path: given)
+        }
+        let target = try current.linkTarget(of: FilePath(bytes: name)).bytes
+        todo = target.split(separator: slash).map { Array($0) } + todo
+        if target.first == slash {
+          resolved = []
+          current = try Descriptor.open("/", [.pathOnly, .directory])
+          status = try current.status()
+        }
+        continue
+      }
+      if checkingTransitions, status.st_uid != 0, childStatus.st_uid != status.st_uid,
+        !todo.isEmpty
+      {
+        throw SkipBackupError(refusing: .unsafePathTransition, path: here)
+      }
+      current = child
+      status = childStatus
+      resolved.append(name)
+    }
+    return shown(resolved)
+  }
+
   /// Opens the canonical directory `path` from `/`, one directory at a
   /// time, each with `openat2` refusing any link (`RESOLVE_NO_SYMLINKS`,
   /// `RESOLVE_NO_MAGICLINKS`): a directory on the way that another user

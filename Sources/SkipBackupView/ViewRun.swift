@@ -374,7 +374,19 @@ package struct ViewRun: Sendable, Equatable {
   private func prepare(_ given: FilePath, _ mechanisms: MechanismSet, _ diagnostics: Diagnostics)
     -> ViewRoot?
   {
-    guard let canonical = canonicalPath(given.bytes) else {
+    let path: FilePath
+    if MountNamespace.Privilege.current.isRoot {
+      // Root's view must go over the directory the path leads to when
+      // COMMAND reads it: resolved safely, by descriptor.
+      do throws(SkipBackupError) {
+        path = try ResolvedDirectory.canonicalPath(of: given, checkingTransitions: true)
+      } catch {
+        diagnostics.report(error)
+        return nil
+      }
+    } else if let canonical = canonicalPath(given.bytes) {
+      path = FilePath(bytes: canonical)
+    } else {
       do throws(SkipBackupError) {
         _ = try FileItem(path: given).status()
         diagnostics.report("\(given.escapedDescription): cannot be resolved to a canonical path")
@@ -383,7 +395,6 @@ package struct ViewRun: Sendable, Equatable {
       }
       return nil
     }
-    let path = FilePath(bytes: canonical)
     do throws(SkipBackupError) {
       let status = try FileItem(path: path, followSymbolicLinks: false).status()
       guard status.st_mode & S_IFMT == S_IFDIR else {

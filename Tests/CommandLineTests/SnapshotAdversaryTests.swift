@@ -176,6 +176,32 @@ import TestSupport
     #expect(try place.image.subvolumes() == subvolumes, "a snapshot is left")
   }
 
+  /// A ROOT whose path goes through a symbolic link in the user's
+  /// directory (`home/l`, to root's `V`) is refused, live and with
+  /// `--snapshot`, naming the link: the user can point it at root's
+  /// directory while the view is made and back before COMMAND reads the
+  /// path. A link in root's own directory is followed.
+  @Test func aLinkInAnotherUsersDirectoryIsNotFollowed() throws {
+    let place = try Place()
+    try check(run(["ln", "-s", Argument(place.v), Argument(place.home + "/l")]))
+    for snapshot in [false, true] {
+      let options: [Argument] = snapshot ? ["run", "-q", "--snapshot"] : ["run", "-q"]
+      let result = skipbackup(
+        arguments: options + [Argument(place.home + "/l/b"), "--", "ls", Argument(place.v + "/b")])
+      #expect(result.status == 1 && result.output.isEmpty, "\(result)")
+      #expect(
+        result.errors == "skipbackup: \(place.home)/l: a symbolic link in a directory that a "
+          + "user other than root owns, who can point it anywhere at any moment and so choose "
+          + "what this path reaches (an unsafe path transition); give the directory it leads "
+          + "to as ROOT; nothing was run\n", "\(result)")
+    }
+    try check(run(["ln", "-s", Argument(place.v), Argument(place.image.mountPoint + "/L")]))
+    let followed = skipbackup(
+      "run", "-q", Argument(place.image.mountPoint + "/L/b"), "--", "ls",
+      Argument(place.v + "/b"))
+    #expect(followed.status == 0 && followed.output == "roots\n", "\(followed)")
+  }
+
   /// Root resolving a ROOT through the user's `a` into a directory root
   /// owns is refused, naming that directory, unless it is the ROOT given.
   @Test func anUnsafePathTransitionIsRefused() throws {
