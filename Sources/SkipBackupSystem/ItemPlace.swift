@@ -61,3 +61,23 @@ package func filesystemType(at path: FilePath) throws(SkipBackupError) -> UInt {
   }
   return UInt(bitPattern: Int(status.f_type))
 }
+
+/// The 64-bit ID, never reused, of the mount on top at `path`, a link not
+/// followed and nothing automounted (statx's `STATX_MNT_ID_UNIQUE`,
+/// linux/stat.h, Linux 6.8); `nil` before 6.8, or when `path` cannot be
+/// looked at. The mount table's own IDs are reused at once: a tmpfs
+/// mounted, unmounted and mounted again on one directory got the same ID
+/// and device number (42 and 0:39, four times in a row; Linux 6.18).
+package func uniqueMountID(at path: FilePath) -> UInt64? {
+  // STATX_MNT_ID_UNIQUE, which Debian 12's headers do not define.
+  let unique: CUnsignedInt = 0x4000
+  var buffer = statx()
+  let result = path.withCString { name in
+    valueOrErrno {
+      system_statx(
+        CXATTR_AT_FDCWD, name, AT_SYMLINK_NOFOLLOW | CXATTR_AT_NO_AUTOMOUNT, unique, &buffer)
+    }
+  }
+  guard case .success = result, buffer.stx_mask & unique != 0 else { return nil }
+  return buffer.stx_mnt_id
+}
