@@ -8,48 +8,32 @@ import SystemPackage
   import Musl
 #endif
 
-/// The btrfs subvolume that holds a ROOT: a snapshot is of a whole
-/// subvolume, taken from its root directory, which has inode 256 (the
-/// kernel's `BTRFS_FIRST_FREE_OBJECTID`; fs/btrfs/ioctl.c refuses any other
-/// source with `EINVAL`). A subvolume nested inside has a device of its
-/// own, so the nearest directory at or above ROOT with inode 256, on ROOT's
-/// device and reached through ROOT's mount, is its subvolume's root.
-package struct BtrfsSubvolume {
-  /// The subvolume's root directory, as this namespace reaches it.
+/// The btrfs subvolume that holds a ROOT, found by descriptor: a snapshot
+/// is of a whole subvolume, taken from its root directory, which has inode
+/// 256 (the kernel's `BTRFS_FIRST_FREE_OBJECTID`; fs/btrfs/ioctl.c refuses
+/// any other source with `EINVAL`). A subvolume nested inside has a device
+/// of its own, so the nearest directory at or above ROOT with inode 256,
+/// reached through ROOT's mount, is its subvolume's root: found by `..`
+/// from ROOT's descriptor, never by ROOT's path again.
+struct BtrfsSubvolume: ~Copyable {
+  /// The subvolume's root directory, as this namespace reached it: for
+  /// messages, and where its snapshots are said to be.
   let root: FilePath
+  /// The subvolume's root, open (`O_PATH`).
+  let descriptor: Descriptor
   /// The mount through which it is reached, for its options.
   let mountID: UInt64
-  /// Which subvolume it is, once confirmed from a descriptor resolved
-  /// once: each later open of `root` by its path is refused unless it
-  /// reaches this one (``open()``).
-  var identity: SubvolumeIdentity? = nil
+  /// The owner of its root: the kernel lets its owner, and root, snapshot it.
+  let owner: uid_t
+  /// The directory it was found from, below its root ("" for the root itself).
+  let inside: [UInt8]
 
-  /// Opens the subvolume's root for reading (the snapshot ioctl refuses an
-  /// `O_PATH` source), refused unless it is the subvolume `identity`
-  /// names, at its root: another user may have swapped a directory on the
-  /// way for a link since.
-  func open() throws(SkipBackupError) -> CInt {
-    let opened = try ResolvedDirectory.openDirectory(
-      root, in: MountFlag.atWorkingDirectory, O_RDONLY, 0, naming: root, root)
-    do throws(SkipBackupError) {
-      var status = stat()
-      try check(.fstat, root) { system_fstat(opened, &status) }
-      if let identity {
-        guard UInt64(status.st_ino) == SnapshotFlag.subvolumeRootInode,
-          try SubvolumeIdentity(of: opened, root) == identity
-        else { throw SkipBackupError(refusing: .changedOnTheWay, path: root) }
-      }
-    } catch {
-      _ = system_close(opened)
-      throw error
-    }
-    return opened
-  }
-
-  /// The subvolume that holds `path` (canonical, a directory), and `path`
-  /// below its root ("" for the root itself).
-  static func holding(_ path: FilePath) throws(SkipBackupError) -> (BtrfsSubvolume, [UInt8]) {
-    let start = try ItemPlace(of: path)
+  /// The subvolume that holds `directory`, open at `path` (canonical).
+  static func holding(_ directory: borrowing Descriptor, at path: FilePath)
+    throws(SkipBackupError) -> BtrfsSubvolume
+  {
+    let start = try ItemPlace(of: directory)
+    var current = try directory.open(".", [.pathOnly, .directory], reporting: path)
     var candidate = path.bytes
     var place = start
     while place.inode != SnapshotFlag.subvolumeRootInode {
@@ -59,137 +43,129 @@ package struct BtrfsSubvolume {
         throw SkipBackupError(refusing: .subvolumeRootUnreachable, path: path)
       }
       candidate = slash == 0 ? [UInt8(ascii: "/")] : Array(candidate[..<slash])
-      place = try ItemPlace(of: FilePath(bytes: candidate))
+      let parent = try current.open(
+        "..", [.pathOnly, .directory], reporting: FilePath(bytes: candidate))
+      place = try ItemPlace(of: parent)
       guard place.sharesMount(with: start) else {
         throw SkipBackupError(refusing: .subvolumeRootUnreachable, path: path)
       }
+      current = parent
     }
     let skip = candidate.count == 1 ? 1 : candidate.count + 1
     let inside = path.bytes.count > candidate.count ? Array(path.bytes[skip...]) : []
-    return (BtrfsSubvolume(root: FilePath(bytes: candidate), mountID: start.mountID), inside)
+    let owner = try current.status().st_uid
+    return BtrfsSubvolume(
+      root: FilePath(bytes: candidate), descriptor: current, mountID: start.mountID, owner: owner,
+      inside: inside)
   }
 
-  /// Whether the subvolume whose root is `root` is read-only (its
-  /// `BTRFS_SUBVOL_RDONLY` flag, which any user may read).
-  static func isReadOnly(_ root: FilePath) throws(SkipBackupError) -> Bool {
-    let opened = try check(.openat, root) {
-      root.withCString {
-        system_openat(
-          MountFlag.atWorkingDirectory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
+  /// Its root opened for reading (the snapshot ioctl refuses an `O_PATH`
+  /// source, and so do the subvolume's own ioctls).
+  func open() throws(SkipBackupError) -> Descriptor {
+    try descriptor.open(".", [.directory], reporting: root)
+  }
+
+  /// The directory `relative` below its root, opened with `flags` by
+  /// `openat2` refusing any link and anything outside the subvolume's
+  /// mount: nothing another user swaps on the way is followed.
+  func open(_ relative: [UInt8], _ flags: OpenFlags) throws(SkipBackupError) -> Descriptor {
+    if relative.isEmpty {
+      return try descriptor.open(".", flags.union(.directory), reporting: root)
     }
-    defer { _ = system_close(opened) }
-    var flags: UInt64 = 0
-    try check(.btrfsSubvolumeGetFlags, root) { system_btrfsSubvolumeGetFlags(opened, &flags) }
-    return flags & SnapshotFlag.readOnly != 0
+    return try descriptor.open(
+      FilePath(bytes: relative), flags.union([.directory, .noFollow]),
+      resolve: ResolveFlags.noLinks.union(.beneath))
   }
 
-  /// The subvolumes nested below `root`, a canonical directory on btrfs:
-  /// each one's root directory, a subvolume before those nested in it. A
-  /// snapshot holds each as an empty directory (the kernel's placeholder,
-  /// inode 2), where the live view, which reads the one filesystem, shows
-  /// it whole. Found from the tree's own records (each subvolume's
-  /// children, and where each was made), which any user may read, so no
-  /// walk of the live tree is needed. One that the kernel names at a path
-  /// where something else is now (a filesystem mounted over it, a rename
-  /// since) is not there for users either, and is left out.
-  package static func nested(below root: FilePath) throws(SkipBackupError) -> [FilePath] {
-    try nested(below: root, skippingUnreachable: false)
+  /// A subvolume nested in this one: where it is, below this one's root
+  /// and as a path, and its ID in the tree's records.
+  struct Nested: Equatable {
+    let relative: [UInt8]
+    let path: FilePath
+    let id: UInt64
   }
 
-  /// ``nested(below:)``, or with `skippingUnreachable` each subvolume whose
-  /// place cannot be read (another user's directory on the way) left out,
-  /// and what it holds.
-  static func nested(below root: FilePath, skippingUnreachable: Bool) throws(SkipBackupError)
-    -> [FilePath]
+  /// The subvolumes nested below `inside` (names below this subvolume's
+  /// root), each one's root directory, a subvolume before those nested in
+  /// it. A snapshot holds each as an empty directory (the kernel's
+  /// placeholder, inode 2), where the live view, which reads the one
+  /// filesystem, shows it whole. Found from the tree's own records (each
+  /// subvolume's children, and where each was made), which any user may
+  /// read, and each confirmed where the records place it: opened from this
+  /// subvolume's root by descriptor, refusing links, a subvolume's root
+  /// (inode 256) reached through this mount and, where it can be read,
+  /// the subvolume of the ID the records give, never judged by its inode
+  /// number alone (every subvolume's root is 256). One that is not there
+  /// (a filesystem mounted over it, a rename since, a link swapped in) is
+  /// not there for users either, and is left out; so are the runs'
+  /// snapshots in a snapshot directory. With `skippingUnreachable`, one
+  /// whose place or contents cannot be read (another user's directory on
+  /// the way) is left out with what it holds, as a walk leaves it.
+  func nested(below inside: [UInt8], skippingUnreachable: Bool) throws(SkipBackupError)
+    -> [Nested]
   {
-    try nestedByID(below: root, skippingUnreachable: skippingUnreachable).map(\.path)
-  }
-
-  /// ``nested(below:skippingUnreachable:)``, each with the subvolume ID the
-  /// tree's records give it: what is found at its path later is confirmed
-  /// by that ID, not by its inode number (every subvolume's root is 256).
-  static func nestedByID(below root: FilePath, skippingUnreachable: Bool)
-    throws(SkipBackupError) -> [(path: FilePath, id: UInt64)]
-  {
-    let (holding, _) = try Self.holding(root)
-    var found: [(path: FilePath, id: UInt64)] = []
-    var pending = [holding.root]
+    var found: [Nested] = []
+    var pending: [(relative: [UInt8], id: UInt64?)] = [([], nil)]
     while !pending.isEmpty {
-      let parent = pending.removeFirst()
-      let kids: [(FilePath, UInt64)]
+      let (parentRelative, parentID) = pending.removeFirst()
+      let parent: Descriptor
       do throws(SkipBackupError) {
-        kids = try children(of: parent, skippingUnreachable: skippingUnreachable)
+        parent = try open(parentRelative, [])
       } catch {
-        // One found but unreadable (another user's, mode 0700): what it
-        // holds is left out with it, as a walk leaves it.
-        guard skippingUnreachable, error.errno == .permissionDenied, parent != holding.root
+        // One found but unreadable (another user's, mode 0700).
+        guard skippingUnreachable, error.errno == .permissionDenied else { throw error }
+        continue
+      }
+      let children: [(id: UInt64, directory: UInt64)]
+      do throws(SkipBackupError) {
+        // Swapped since it was found: what it holds now is another's.
+        if let parentID, try parent.subvolumeIdentity().id != parentID { continue }
+        children = try parent.subvolumeChildren()
+      } catch {
+        guard skippingUnreachable, error.errno == .permissionDenied, !parentRelative.isEmpty
         else { throw error }
         continue
       }
-      for (child, id) in kids {
-        guard path(child.bytes[...], below: root.bytes) != nil,
-          let place = try? ItemPlace(of: child),
-          place.inode == SnapshotFlag.subvolumeRootInode, place.mountID == holding.mountID
+      for child in children {
+        let placed: [UInt8]
+        switch parent.subvolumePlace(id: child.id, directory: child.directory) {
+        case .success(let bytes): placed = bytes
+        // Deleted since its record was read.
+        case .failure(.noSuchFileOrDirectory): continue
+        case .failure(.permissionDenied) where skippingUnreachable: continue
+        case .failure(let errno):
+          throw SkipBackupError(
+            .btrfsSubvolumePlace, errno, path: root.appending(bytes: parentRelative))
+        }
+        let relative = parentRelative.isEmpty ? placed : parentRelative + [0x2F] + placed
+        guard inside.isEmpty || path(relative[...], below: inside) != nil,
+          parentRelative.isEmpty ? !SnapshotDirectory.holds(placed) : true
         else { continue }
-        found.append((child, id))
-        pending.append(child)
+        guard let opened = try? open(relative, [.pathOnly]),
+          let place = try? ItemPlace(of: opened),
+          place.inode == SnapshotFlag.subvolumeRootInode, place.mountID == mountID
+        else { continue }
+        do throws(SkipBackupError) {
+          guard try opened.open(".", [.directory]).subvolumeIdentity().id == child.id else {
+            continue
+          }
+        } catch {
+          guard skippingUnreachable, error.errno == .permissionDenied else { throw error }
+        }
+        found.append(
+          Nested(relative: relative, path: root.appending(bytes: relative), id: child.id))
+        pending.append((relative, child.id))
       }
     }
     return found
   }
 
-  /// The subvolumes made directly in the subvolume whose root is `parent`.
-  private static func children(of parent: FilePath, skippingUnreachable: Bool)
-    throws(SkipBackupError) -> [(FilePath, UInt64)]
-  {
-    let opened = try check(.openat, parent) {
-      parent.withCString {
-        system_openat(
-          MountFlag.atWorkingDirectory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
-    defer { _ = system_close(opened) }
-    var places: [(treeid: UInt64, dirid: UInt64)] = []
-    let most = SnapshotFlag.childrenMost
-    var treeids = [CUnsignedLongLong](repeating: 0, count: most)
-    var dirids = treeids
-    var next: UInt64 = 0
-    while true {
-      var count: CInt = 0
-      let more = try check(.btrfsSubvolumeChildren, parent) {
-        system_btrfsSubvolumeChildren(opened, &next, &treeids, &dirids, &count)
-      }
-      for index in 0..<Int(count) {
-        places.append((UInt64(treeids[index]), UInt64(dirids[index])))
-      }
-      if more == 0 { break }
-    }
-    var children: [(FilePath, UInt64)] = []
-    var buffer = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
-    for place in places {
-      switch valueOrErrno({
-        system_btrfsSubvolumePlace(opened, place.dirid, place.treeid, &buffer)
-      }) {
-      case .success:
-        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        children.append((parent.appending(bytes: bytes), place.treeid))
-      // Deleted since its record was read.
-      case .failure(.noSuchFileOrDirectory): continue
-      case .failure(.permissionDenied) where skippingUnreachable: continue
-      case .failure(let errno):
-        throw SkipBackupError(.btrfsSubvolumePlace, errno, path: parent)
-      }
-    }
-    return children
-  }
-
-  /// Refuses an ordinary user a snapshot that could not be deleted: the
-  /// kernel lets anyone but root delete a subvolume only on a filesystem
-  /// mounted with `user_subvol_rm_allowed` (fs/btrfs/ioctl.c,
+  /// Whether an ordinary user may delete a snapshot made here: the kernel
+  /// lets anyone but root delete a subvolume only on a filesystem mounted
+  /// with `user_subvol_rm_allowed` (fs/btrfs/ioctl.c,
   /// btrfs_ioctl_snap_destroy), which /proc/self/mountinfo lists among the
   /// filesystem's own options (the field after the " - " separator's two).
-  func requireUserDeletion(naming root: FilePath) throws(SkipBackupError) {
+  func allowsUserDeletion() throws(SkipBackupError) -> Bool {
     let text = try MountTable.read()
     let identifier = Array(String(mountID).utf8)
     for line in text.split(separator: UInt8(ascii: "\n")) {
@@ -199,10 +175,9 @@ package struct BtrfsSubvolume {
         separator + 3 < fields.endIndex
       else { continue }
       let options = fields[separator + 3].split(separator: UInt8(ascii: ","))
-      if options.contains(where: { $0.elementsEqual("user_subvol_rm_allowed".utf8) }) { return }
-      break
+      return options.contains { $0.elementsEqual("user_subvol_rm_allowed".utf8) }
     }
-    throw SkipBackupError(refusing: .snapshotDeletionNotAllowed, path: root)
+    return false
   }
 }
 
@@ -230,10 +205,10 @@ package struct SnapshotDirectory: ~Copyable {
   private static let prefix = Array("run-".utf8)
   private static let lockSuffix = Array(".lock".utf8)
 
-  /// The directory's path.
+  /// The directory's path, for messages.
   let path: FilePath
   /// The directory, open.
-  let descriptor: CInt
+  let descriptor: Descriptor
 
   /// The directory of the running user where the shared one is another
   /// user's: `.skipbackup-snapshots.UID`. The kernel lets the owner of a
@@ -251,215 +226,166 @@ package struct SnapshotDirectory: ~Copyable {
         && rest.dropFirst().allSatisfy { (0x30...0x39).contains($0) })
   }
 
-  /// Whether the subvolume at `path` is a run's snapshot: named `run-…`,
-  /// in a directory with a snapshot directory's name at a subvolume's
-  /// root, where runs keep them; anything else is a user's own.
-  static func holds(_ path: FilePath) -> Bool {
-    let names = path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-    guard names.count >= 3, isName(names[names.count - 2]),
-      names[names.count - 1].starts(with: prefix)
-    else { return false }
-    let above = Array(names.dropLast(2).joined(separator: [UInt8(ascii: "/")]))
-    let parent = FilePath(bytes: above.isEmpty ? [UInt8(ascii: "/")] : above)
-    return (try? ItemPlace(of: parent))?.inode == SnapshotFlag.subvolumeRootInode
+  /// Whether the subvolume at `relative` below a subvolume's root is a
+  /// run's snapshot: named `run-…`, in a directory with a snapshot
+  /// directory's name at that root, where runs keep them; anything else is
+  /// a user's own.
+  static func holds(_ relative: [UInt8]) -> Bool {
+    let names = relative.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+    return names.count == 2 && isName(names[0]) && names[1].starts(with: prefix)
   }
 
   /// The snapshot directories of the running user's runs at the root of
   /// the snapshot open as `snapshot`: the shared one, which every run
   /// makes, and the user's own where there is one.
-  static func names(in snapshot: CInt) -> [[UInt8]] {
-    [Self.name]
-      + [Self.ownName].filter { name in
-        var status = stat()
-        return FilePath(bytes: name).withCString {
-          system_fstatat(snapshot, $0, &status, AT_SYMLINK_NOFOLLOW)
-        } == 0
-      }
+  static func names(in snapshot: borrowing Descriptor) -> [[UInt8]] {
+    var names = [Self.name]
+    if (try? snapshot.status(of: FilePath(bytes: Self.ownName))) != nil {
+      names.append(Self.ownName)
+    }
+    return names
   }
 
   /// Opens the directory of `subvolume`, made if missing: the shared one,
   /// or the running user's own when the shared one is another user's;
   /// `root` is the ROOT messages name.
-  init(in subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError) {
-    let source = try subvolume.open()
-    defer { _ = system_close(source) }
+  init(in subvolume: borrowing BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError) {
     // In another user's subvolume (root's, in a home that is its mount's
     // root), readable, so that the user's own walks read its marks and
     // leave it out, where an unreadable directory would stop them; what it
     // holds is the user's own files, as they are in the home.
-    var status = stat()
-    try check(.fstat, subvolume.root) { system_fstat(source, &status) }
-    let mode: mode_t = status.st_uid == system_geteuid() ? 0o700 : 0o755
-    var name = Self.name
-    var (opened, owner) = try Self.make(name, mode: mode, in: source, at: subvolume.root)
-    if owner != system_geteuid() {
-      _ = system_close(opened)
-      name = Self.ownName
-      (opened, owner) = try Self.make(name, mode: mode, in: source, at: subvolume.root)
+    let mode: mode_t = subvolume.owner == system_geteuid() ? 0o700 : 0o755
+    var opened = try Self.make(Self.name, mode: mode, in: subvolume)
+    if try opened.status().st_uid != system_geteuid() {
+      opened = try Self.make(Self.ownName, mode: mode, in: subvolume)
     }
-    let path = subvolume.root.appending(bytes: name)
-    do throws(SkipBackupError) {
-      guard owner == system_geteuid() else {
-        throw SkipBackupError(refusing: .snapshotDirectoryOfAnother, path: path)
-      }
-      // Out of every backup of the live tree too, by whatever it honours:
-      // `run` and `list` of the subvolume, borg's --exclude-nodump, tar's
-      // and restic's --exclude-caches. Another run's snapshot in it is a
-      // whole copy of the subvolume, which a walk would otherwise enter.
-      // Idempotent: a directory already marked is written nothing.
-      try MechanismSet.every.mark(
-        FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: path))
-    } catch {
-      _ = system_close(opened)
-      throw error
+    let path = opened.path
+    guard try opened.status().st_uid == system_geteuid() else {
+      throw SkipBackupError(refusing: .snapshotDirectoryOfAnother, path: path)
     }
+    // Out of every backup of the live tree too, by whatever it honours:
+    // `run` and `list` of the subvolume, borg's --exclude-nodump, tar's
+    // and restic's --exclude-caches. Another run's snapshot in it is a
+    // whole copy of the subvolume, which a walk would otherwise enter.
+    // Idempotent: a directory already marked is written nothing.
+    try MechanismSet.every.mark(
+      FileItem(descriptor: FileDescriptor(rawValue: opened.rawValue), displayPath: path))
     self.path = path
     descriptor = opened
   }
 
-  /// Makes the directory `name` in the subvolume's root, open as `source`,
-  /// with `mode` if missing, and opens it, never through a link; returns it
-  /// and its owner.
-  private static func make(_ name: [UInt8], mode: mode_t, in source: CInt, at root: FilePath)
-    throws(SkipBackupError) -> (CInt, uid_t)
+  /// Makes the directory `name` at the subvolume's root with `mode` if
+  /// missing, and opens it, never through a link.
+  private static func make(_ name: [UInt8], mode: mode_t, in subvolume: borrowing BtrfsSubvolume)
+    throws(SkipBackupError) -> Descriptor
   {
-    let path = root.appending(bytes: name)
-    let child = FilePath(bytes: name)
-    switch valueOrErrno({ child.withCString { system_mkdirat(source, $0, mode) } }) {
-    case .success, .failure(.fileExists): break
-    case .failure(let errno): throw SkipBackupError(.mkdirat, errno, path: path)
-    }
-    let opened = try check(.openat, path) {
-      child.withCString {
-        system_openat(source, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
-    var status = stat()
+    let path = subvolume.root.appending(bytes: name)
     do throws(SkipBackupError) {
-      try check(.fstat, path) { system_fstat(opened, &status) }
-    } catch {
-      _ = system_close(opened)
-      throw error
-    }
-    return (opened, status.st_uid)
+      try subvolume.descriptor.makeDirectory(FilePath(bytes: name), mode: mode)
+    } catch  where error.errno == .fileExists {}
+    return try subvolume.descriptor.open(
+      FilePath(bytes: name), [.directory, .noFollow], reporting: path)
   }
 
-  /// Opens the directory `name` at the root of the subvolume `root` when
-  /// it is there and the running user's, making nothing; `nil` otherwise.
-  private init?(existingIn root: FilePath, named name: [UInt8]) {
-    path = root.appending(bytes: name)
-    let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-    guard
-      case .success(let parent) = valueOrErrno({
-        root.withCString { system_openat(MountFlag.atWorkingDirectory, $0, flags, 0) }
-      })
-    else { return nil }
-    defer { _ = system_close(parent) }
-    let child = FilePath(bytes: name)
-    guard
-      case .success(let opened) = valueOrErrno({
-        child.withCString { system_openat(parent, $0, flags, 0) }
-      })
-    else { return nil }
-    var status = stat()
-    guard system_fstat(opened, &status) == 0, status.st_uid == system_geteuid() else {
-      _ = system_close(opened)
-      return nil
+  /// Opens the directory `name` at the root of the subvolume open as
+  /// `root` (at `rootPath`) when it is there and the running user's,
+  /// making nothing.
+  private init(existingIn root: borrowing Descriptor, at rootPath: FilePath, named name: [UInt8])
+    throws(SkipBackupError)
+  {
+    path = rootPath.appending(bytes: name)
+    let opened = try root.open(FilePath(bytes: name), [.directory, .noFollow], reporting: path)
+    guard try opened.status().st_uid == system_geteuid() else {
+      throw SkipBackupError(refusing: .snapshotDirectoryOfAnother, path: path)
     }
     descriptor = opened
   }
 
-  deinit { _ = system_close(descriptor) }
-
   /// Deletes what killed runs left in every snapshot directory of the
   /// running user's on the filesystem that `subvolume` is on, as far as
   /// this namespace's mounts of it reach: a run on one subvolume cleans up
-  /// after a run on another. Best effort: a directory that cannot be read,
-  /// locked or cleaned (a read-only subvolume, which holds a copy of one)
-  /// is left as it is, and this run's own directory is cleaned again, with
-  /// its errors, when its snapshot is taken.
-  static func deleteLeftovers(onTheFilesystemOf subvolume: BtrfsSubvolume) {
+  /// after a run on another. Each subvolume is reached by descriptor from a
+  /// mount point, refusing links, and once (by its identity). Best effort:
+  /// a directory that cannot be read, locked or cleaned (a read-only
+  /// subvolume, which holds a copy of one) is left as it is, and this
+  /// run's own directory is cleaned again, with its errors, when its
+  /// snapshot is taken.
+  static func deleteLeftovers(onTheFilesystemOf subvolume: borrowing BtrfsSubvolume) {
     guard let points = try? MountTable.mountPoints(sharingFilesystemWith: subvolume.mountID)
     else { return }
-    var roots: [FilePath] = []
+    var seen: [SubvolumeIdentity] = []
     for point in points {
       let mountPoint = FilePath(bytes: point)
-      guard let (holding, _) = try? BtrfsSubvolume.holding(mountPoint) else { continue }
-      let below = (try? BtrfsSubvolume.nested(below: holding.root, skippingUnreachable: true)) ?? []
-      for root in [holding.root] + below where !roots.contains(root) { roots.append(root) }
-    }
-    for root in roots where (try? BtrfsSubvolume.isReadOnly(root)) == false {
-      for name in [Self.name, Self.ownName] {
-        guard let directory = SnapshotDirectory(existingIn: root, named: name),
-          let lock = try? directory.lockDirectory()
-        else { continue }
-        try? directory.deleteLeftovers()
-        _ = system_close(lock)
+      let holding: BtrfsSubvolume
+      do throws(SkipBackupError) {
+        holding = try BtrfsSubvolume.holding(
+          Descriptor.open(mountPoint, [.pathOnly, .directory], resolve: .noLinks), at: mountPoint)
+      } catch {
+        continue
+      }
+      let below = (try? holding.nested(below: [], skippingUnreachable: true)) ?? []
+      for nested in [BtrfsSubvolume.Nested(relative: [], path: holding.root, id: 0)] + below {
+        do throws(SkipBackupError) {
+          let root = try holding.open(nested.relative, [])
+          let identity = try root.subvolumeIdentity()
+          guard !seen.contains(identity), try !root.isReadOnlySubvolume() else { continue }
+          seen.append(identity)
+          for name in [Self.name, Self.ownName] {
+            do throws(SkipBackupError) {
+              let directory = try SnapshotDirectory(
+                existingIn: root, at: nested.path, named: name)
+              let lock = try directory.lockDirectory()
+              try directory.deleteLeftovers()
+              _ = consume lock
+            } catch {
+              continue
+            }
+          }
+        } catch {
+          continue
+        }
       }
     }
   }
 
   /// Deletes what earlier runs left, then takes a read-only snapshot of
-  /// `subvolume` under a new name, held. Returns the name and the lock.
-  func takeSnapshot(of subvolume: BtrfsSubvolume, naming root: FilePath) throws(SkipBackupError)
-    -> (name: [UInt8], lock: CInt)
-  {
+  /// `subvolume` under a new name, held: sets `name`, and returns the
+  /// lock.
+  func takeSnapshot(
+    of subvolume: borrowing BtrfsSubvolume, naming root: FilePath, name: inout [UInt8]
+  ) throws(SkipBackupError) -> Descriptor {
+    // Held until this returns.
     let guardLock = try lockDirectory()
-    defer { _ = system_close(guardLock) }
     try deleteLeftovers()
     let source = try subvolume.open()
-    defer { _ = system_close(source) }
-    // The one moment the snapshot is of: ROOT's path must still lead to
-    // the subvolume's root that was found.
-    var status = stat()
-    try check(.fstat, subvolume.root) { system_fstat(source, &status) }
-    guard UInt64(status.st_ino) == SnapshotFlag.subvolumeRootInode else {
-      throw SkipBackupError(refusing: .movedWhileSnapshotted, path: root)
-    }
     var number = 0
     while true {
-      let name = Self.prefix + Array("\(system_getpid())-\(number)".utf8)
-      let lockName = FilePath(bytes: name + Self.lockSuffix)
-      let result = valueOrErrno {
-        lockName.withCString {
-          system_openat(
-            descriptor, $0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        }
-      }
-      switch result {
-      case .failure(.fileExists):
+      let candidate = Self.prefix + Array("\(system_getpid())-\(number)".utf8)
+      let lockName = FilePath(bytes: candidate + Self.lockSuffix)
+      let lock: Descriptor
+      do throws(SkipBackupError) {
+        lock = try descriptor.open(
+          lockName, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+      } catch  where error.errno == .fileExists {
         number += 1
         continue
-      case .failure(let errno):
-        throw SkipBackupError(.openat, errno, path: path.appending(bytes: lockName.bytes))
-      case .success(let lock):
-        do throws(SkipBackupError) {
-          try check(.flock, path.appending(bytes: lockName.bytes)) { system_flock(lock, LOCK_SH) }
-          let cName = name.map { CChar(bitPattern: $0) } + [0]
-          try check(.btrfsSnapshotCreate, root) {
-            cName.withUnsafeBufferPointer {
-              system_btrfsSnapshotCreate(descriptor, source, $0.baseAddress!, true)
-            }
-          }
-        } catch {
-          _ = lockName.withCString { system_unlinkat(descriptor, $0, 0) }
-          _ = system_close(lock)
-          throw error
-        }
-        return (name, lock)
       }
+      do throws(SkipBackupError) {
+        try lock.lock(.shared)
+        try descriptor.makeSnapshot(of: source, named: candidate, readOnly: true, reporting: root)
+      } catch {
+        try? descriptor.removeEntry(lockName)
+        throw error
+      }
+      name = candidate
+      _ = consume guardLock
+      return lock
     }
   }
 
   /// Opens the snapshot `name`'s root.
-  func openSnapshot(_ name: [UInt8], naming root: FilePath) throws(SkipBackupError) -> CInt {
-    let snapshot = FilePath(bytes: name)
-    return try check(.openat, path.appending(bytes: name)) {
-      snapshot.withCString {
-        system_openat(
-          descriptor, $0, MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
+  func openSnapshot(_ name: [UInt8]) throws(SkipBackupError) -> Descriptor {
+    try descriptor.open(FilePath(bytes: name), [.pathOnly, .directory, .noFollow])
   }
 
   /// Takes the snapshot `name`'s lock once more, on a descriptor of its own
@@ -467,50 +393,39 @@ package struct SnapshotDirectory: ~Copyable {
   func holdForCommand(_ name: [UInt8]) throws(SkipBackupError) {
     let lockName = FilePath(bytes: name + Self.lockSuffix)
     let lockPath = path.appending(bytes: lockName.bytes)
+    let number = descriptor.rawValue
     let lock = try check(.openat, lockPath) {
-      lockName.withCString { system_openat(descriptor, $0, O_RDONLY | O_NOFOLLOW, 0) }
+      lockName.withCString {
+        // Raw: a descriptor left open across exec on purpose, for COMMAND to hold; no `~Copyable` value outlives the exec.
+        system_openat(number, $0, O_RDONLY | O_NOFOLLOW, 0)
+      }
     }
+    // Raw: the same descriptor, which COMMAND inherits.
     try check(.flock, lockPath) { system_flock(lock, LOCK_SH) }
   }
 
   /// Deletes this run's snapshot `name`, whose lock `lock` it holds, unless
   /// another process (one COMMAND left running) holds it too: then `false`.
-  func deleteOwn(_ name: [UInt8], lock: CInt) throws(SkipBackupError) -> Bool {
-    let lockPath = path.appending(bytes: name + Self.lockSuffix)
-    switch valueOrErrno({ system_flock(lock, LOCK_EX | LOCK_NB) }) {
-    case .success: break
-    case .failure(.wouldBlock): return false
-    case .failure(let errno): throw SkipBackupError(.flock, errno, path: lockPath)
-    }
+  func deleteOwn(_ name: [UInt8], lock: borrowing Descriptor) throws(SkipBackupError) -> Bool {
+    guard try lock.tryLock(.exclusive) else { return false }
     try delete(name)
     return true
   }
 
   /// Takes the directory's own lock, waiting for a run that is making its
   /// snapshot or deleting leftovers.
-  private func lockDirectory() throws(SkipBackupError) -> CInt {
-    let lockPath = path.appending(bytes: Array("lock".utf8))
-    let lock = try check(.openat, lockPath) {
-      system_openat(descriptor, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-    }
-    do {
-      try check(.flock, lockPath) { system_flock(lock, LOCK_EX) }
-    } catch {
-      _ = system_close(lock)
-      throw error
-    }
+  private func lockDirectory() throws(SkipBackupError) -> Descriptor {
+    let lock = try descriptor.open("lock", [.readWrite, .create, .noFollow], mode: 0o600)
+    try lock.lock(.exclusive)
     return lock
   }
 
   /// Deletes each snapshot whose lock file no process holds: its run is
   /// over. Only names of this scheme are looked at.
   private func deleteLeftovers() throws(SkipBackupError) {
-    let listing = try check(.openat, path) {
-      system_openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
-    }
-    defer { _ = system_close(listing) }
+    let listing = try descriptor.open(".", [.directory], reporting: path)
     let names: [[UInt8]]
-    switch directoryNames(listing) {
+    switch directoryNames(listing.rawValue) {
     case .success(let found): names = found
     case .failure(let errno): throw SkipBackupError(.getdents64, errno, path: path)
     }
@@ -518,18 +433,9 @@ package struct SnapshotDirectory: ~Copyable {
     where lockName.starts(with: Self.prefix) && lockName.count > Self.lockSuffix.count
       && lockName.suffix(Self.lockSuffix.count).elementsEqual(Self.lockSuffix)
     {
-      let lockPath = path.appending(bytes: lockName)
-      let cName = lockName.map { CChar(bitPattern: $0) } + [0]
-      let lock = try check(.openat, lockPath) {
-        cName.withUnsafeBufferPointer {
-          system_openat(descriptor, $0.baseAddress!, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
-        }
-      }
-      defer { _ = system_close(lock) }
-      switch valueOrErrno({ system_flock(lock, LOCK_EX | LOCK_NB) }) {
-      case .success: try delete(Array(lockName.dropLast(Self.lockSuffix.count)))
-      case .failure(.wouldBlock): continue
-      case .failure(let errno): throw SkipBackupError(.flock, errno, path: lockPath)
+      let lock = try descriptor.open(FilePath(bytes: lockName), [.noFollow])
+      if try lock.tryLock(.exclusive) {
+        try delete(Array(lockName.dropLast(Self.lockSuffix.count)))
       }
     }
   }
@@ -539,48 +445,24 @@ package struct SnapshotDirectory: ~Copyable {
   /// for write access to the snapshot's root (btrfs_permission answers
   /// `EROFS` for a read-only subvolume), and asks root nothing.
   private func delete(_ name: [UInt8]) throws(SkipBackupError) {
-    let snapshotPath = path.appending(bytes: name)
-    let cName = name.map { CChar(bitPattern: $0) } + [0]
-    let opened = valueOrErrno {
-      cName.withUnsafeBufferPointer {
-        system_openat(
-          descriptor, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
-    switch opened {
-    case .failure(.noSuchFileOrDirectory): break
-    case .failure(let errno): throw SkipBackupError(.openat, errno, path: snapshotPath)
-    case .success(let snapshot):
-      defer { _ = system_close(snapshot) }
-      var status = stat()
-      try check(.fstat, snapshotPath) { system_fstat(snapshot, &status) }
+    do throws(SkipBackupError) {
+      let snapshot = try descriptor.open(FilePath(bytes: name), [.directory, .noFollow])
+      let status = try snapshot.status()
       // Only a subvolume: anything else of that name is not this scheme's.
       guard UInt64(status.st_ino) == SnapshotFlag.subvolumeRootInode else { return }
-      var flags: UInt64 = 0
-      try check(.btrfsSubvolumeGetFlags, snapshotPath) {
-        system_btrfsSubvolumeGetFlags(snapshot, &flags)
-      }
+      let flags = try snapshot.subvolumeFlags()
       if flags & SnapshotFlag.readOnly != 0 {
-        try check(.btrfsSubvolumeSetFlags, snapshotPath) {
-          system_btrfsSubvolumeSetFlags(snapshot, flags & ~SnapshotFlag.readOnly)
-        }
+        try snapshot.setSubvolumeFlags(flags & ~SnapshotFlag.readOnly)
       }
       // The kernel also asks an ordinary user for write and search access
       // to the snapshot's root, which has the mode of the subvolume's root
       // (0555 for a home its owner keeps read-only, say); its owner may
       // grant them.
       if system_geteuid() != 0, status.st_mode & 0o300 != 0o300 {
-        try check(.fchmod, snapshotPath) {
-          system_fchmod(snapshot, (status.st_mode & 0o7777) | 0o300)
-        }
+        try snapshot.changeMode((status.st_mode & 0o7777) | 0o300)
       }
-      try check(.btrfsSnapshotDestroy, snapshotPath) {
-        cName.withUnsafeBufferPointer { system_btrfsSnapshotDestroy(descriptor, $0.baseAddress!) }
-      }
-    }
-    let lockName = FilePath(bytes: name + Self.lockSuffix)
-    try check(.unlinkat, path.appending(bytes: lockName.bytes)) {
-      lockName.withCString { system_unlinkat(descriptor, $0, 0) }
-    }
+      try descriptor.destroySubvolume(named: name, reporting: path.appending(bytes: name))
+    } catch  where error.errno == .noSuchFileOrDirectory && error.call == .openat {}
+    try descriptor.removeEntry(FilePath(bytes: name + Self.lockSuffix))
   }
 }

@@ -27,31 +27,6 @@ package struct DirectoryIdentity: Equatable, Sendable {
   }
 }
 
-/// Which btrfs subvolume a descriptor is in: the filesystem, the
-/// subvolume ID and the transaction that made it. No path or inode number
-/// says it: every subvolume's root is inode 256, so another user's swap of
-/// a directory on the way to one for a link to another (root's, in a 0700
-/// directory) passed a check by inode number.
-struct SubvolumeIdentity: Equatable {
-  let filesystem: [UInt8]
-  let id: UInt64
-  let made: UInt64
-
-  /// The subvolume `descriptor` (not `O_PATH`: an ioctl) is in; `path` names it.
-  init(of descriptor: CInt, _ path: FilePath) throws(SkipBackupError) {
-    var fsid: [UInt8] = []
-    // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-    try check(.btrfsFilesystemInfo, path) { system_btrfsFilesystemID(descriptor, &fsid) }
-    var id: UInt64 = 0
-    var made: UInt64 = 0
-    // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-    try check(.btrfsSubvolumeInfo, path) { system_btrfsSubvolumeIdentity(descriptor, &id, &made) }
-    filesystem = fsid
-    self.id = id
-    self.made = made
-  }
-}
-
 /// A directory resolved once from its canonical path and held open: what
 /// comes after (the snapshot of its subvolume, the check of the snapshot,
 /// the view's mount point) is confirmed against this descriptor, never
@@ -147,72 +122,55 @@ enum ResolvedDirectory {
   /// descriptor) unless `pathOnly`.
   static func open(
     _ path: FilePath, checkingTransitions: Bool, isGiven: Bool, pathOnly: Bool = false
-  ) throws(SkipBackupError) -> (descriptor: CInt, identity: DirectoryIdentity) {
+  ) throws(SkipBackupError) -> Resolved {
     let names = path.bytes.split(separator: UInt8(ascii: "/"))
     var walked: [UInt8] = []
-    var current = try check(.openat2, "/") {
-      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-      system_openat2(
-        MountFlag.atWorkingDirectory, "/",
-        (names.isEmpty && !pathOnly ? O_RDONLY : MountFlag.pathOnly) | O_DIRECTORY | O_CLOEXEC, 0,
-        ResolveFlags.noLinks.rawValue)
-    }
-    do throws(SkipBackupError) {
-      var status = stat()
-      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-      try check(.fstat, "/") { system_fstat(current, &status) }
-      for (index, name) in names.enumerated() {
-        walked += [UInt8(ascii: "/")] + name
-        let here = FilePath(bytes: walked)
-        let isLast = index == names.count - 1
-        let mode = isLast && !pathOnly ? O_RDONLY : MountFlag.pathOnly
-        let next = try openDirectory(
-          FilePath(bytes: Array(name)), in: current, mode, ResolveFlags.beneath.rawValue,
-          naming: path,
-          here)
-        // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-        _ = system_close(current)
-        current = next
-        var child = stat()
-        // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-        try check(.fstat, here) { system_fstat(current, &child) }
-        if checkingTransitions, status.st_uid != 0, child.st_uid != status.st_uid,
-          !(isLast && isGiven)
-        {
-          throw SkipBackupError(refusing: .unsafePathTransition, path: here)
-        }
-        status = child
+    let lastFlags: OpenFlags = pathOnly ? [.pathOnly] : []
+    var current = try Descriptor.open(
+      "/", (names.isEmpty ? lastFlags : [.pathOnly]).union(.directory), resolve: .noLinks)
+    var status = try current.status()
+    for (index, name) in names.enumerated() {
+      walked += [UInt8(ascii: "/")] + name
+      let here = FilePath(bytes: walked)
+      let isLast = index == names.count - 1
+      let next = try openDirectory(
+        Array(name), in: current, isLast ? lastFlags : [.pathOnly], naming: path)
+      let child = try next.status()
+      current = next
+      if checkingTransitions, status.st_uid != 0, child.st_uid != status.st_uid,
+        !(isLast && isGiven)
+      {
+        throw SkipBackupError(refusing: .unsafePathTransition, path: here)
       }
-      return (current, DirectoryIdentity(status))
-    } catch {
-      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-      _ = system_close(current)
-      throw error
+      status = child
     }
+    return Resolved(descriptor: current, identity: DirectoryIdentity(status))
   }
 
-  /// Opens the directory `name` in `directory` with `mode` (`O_RDONLY` or
-  /// `O_PATH`), by `openat2` refusing any link on the way, and `resolve`
-  /// besides. A link or a non-directory where a directory was (`ELOOP`,
-  /// `ENOTDIR`) is the refusal ``SkipBackupError/Refusal/changedOnTheWay``
-  /// of `target`; another failure is `openat2`'s, at `here`.
+  /// A directory ``open(_:checkingTransitions:isGiven:pathOnly:)`` resolved.
+  struct Resolved: ~Copyable {
+    /// The directory, open.
+    let descriptor: Descriptor
+    /// Which directory it is.
+    let identity: DirectoryIdentity
+  }
+
+  /// Opens the directory `name` (one name) in `directory` with `flags`
+  /// (`[]` to read it, or ``OpenFlags/pathOnly``), by `openat2` refusing
+  /// any link and anything outside `directory`. A link or a non-directory
+  /// where a directory was (`ELOOP`, `ENOTDIR`) is the refusal
+  /// ``SkipBackupError/Refusal/changedOnTheWay`` of `target`; another
+  /// failure is `openat2`'s.
   static func openDirectory(
-    _ name: FilePath, in directory: CInt, _ mode: CInt, _ resolve: UInt64,
-    naming target: FilePath, _ here: FilePath
-  ) throws(SkipBackupError) -> CInt {
-    let opened = valueOrErrno {
-      name.withCString {
-        // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-        system_openat2(
-          directory, $0, mode | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-          ResolveFlags.noLinks.rawValue | resolve)
-      }
-    }
-    switch opened {
-    case .success(let value): return value
-    case .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory):
+    _ name: [UInt8], in directory: borrowing Descriptor, _ flags: OpenFlags,
+    naming target: FilePath
+  ) throws(SkipBackupError) -> Descriptor {
+    do throws(SkipBackupError) {
+      return try directory.open(
+        FilePath(bytes: name), flags.union([.directory, .noFollow]),
+        resolve: ResolveFlags.noLinks.union(.beneath))
+    } catch  where error.errno == .tooManySymbolicLinkLevels || error.errno == .notDirectory {
       throw SkipBackupError(refusing: .changedOnTheWay, path: target)
-    case .failure(let errno): throw SkipBackupError(.openat2, errno, path: here)
     }
   }
 
@@ -221,24 +179,22 @@ enum ResolvedDirectory {
   /// of the caller's namespace, and overlayfs takes layers only from it),
   /// and refuses it unless it is still the directory `identity` names:
   /// a directory on the way swapped since for a link, or for another
-  /// directory, is refused rather than mounted over.
+  /// directory, is refused rather than mounted over. The caller owns the
+  /// number returned (``ViewMounter`` keeps its layers' descriptors as
+  /// numbers).
   static func reopen(_ path: FilePath, as identity: DirectoryIdentity) throws(SkipBackupError)
     -> CInt
   {
-    let descriptor = try openDirectory(
-      path, in: MountFlag.atWorkingDirectory, MountFlag.pathOnly, 0, naming: path, path)
-    var status = stat()
+    let descriptor: Descriptor
     do throws(SkipBackupError) {
-      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-      try check(.fstat, path) { system_fstat(descriptor, &status) }
-      guard DirectoryIdentity(status).isSame(as: identity) else {
-        throw SkipBackupError(refusing: .changedOnTheWay, path: path)
-      }
-    } catch {
-      // Raw: a plain descriptor, handed to SnapshotSet and ViewMounter, not on the typed layer yet.
-      _ = system_close(descriptor)
-      throw error
+      descriptor = try Descriptor.open(
+        path, [.pathOnly, .directory, .noFollow], resolve: .noLinks)
+    } catch  where error.errno == .tooManySymbolicLinkLevels || error.errno == .notDirectory {
+      throw SkipBackupError(refusing: .changedOnTheWay, path: path)
     }
-    return descriptor
+    guard try DirectoryIdentity(descriptor.status()).isSame(as: identity) else {
+      throw SkipBackupError(refusing: .changedOnTheWay, path: path)
+    }
+    return descriptor.release()
   }
 }

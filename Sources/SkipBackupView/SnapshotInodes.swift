@@ -38,7 +38,7 @@ import SkipBackupCore
 package final class SnapshotInodes {
   /// The snapshot's root, opened for the ioctl (an `O_PATH` descriptor
   /// takes none).
-  private let descriptor: CInt
+  private let descriptor: Descriptor
   private let search: OpaquePointer
   private let room: UnsafeMutablePointer<CUnsignedLongLong>
   /// For each window read, a bit for each of its inode numbers that may
@@ -70,13 +70,14 @@ package final class SnapshotInodes {
   /// `nil` when the kernel does not say: the search needs CAP_SYS_ADMIN,
   /// which an ordinary user's namespace does not give. Then the walk looks
   /// at every entry, as on a live tree.
-  package init?(ofSubvolume descriptor: CInt) {
-    let opened = system_openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
-    guard opened >= 0 else { return nil }
-    guard system_btrfsInodeSearchAllowed(opened) == 0 else {
-      _ = system_close(opened)
+  init?(ofSubvolume descriptor: borrowing Descriptor) {
+    let opened: Descriptor
+    do throws(SkipBackupError) {
+      opened = try descriptor.open(".", [.directory])
+    } catch {
       return nil
     }
+    guard opened.maySearchSubvolume() else { return nil }
     self.descriptor = opened
     search = system_btrfsInodeSearchNew()
     room = .allocate(capacity: btrfsInodeSearchMost)
@@ -85,7 +86,6 @@ package final class SnapshotInodes {
   deinit {
     room.deallocate()
     system_btrfsInodeSearchFree(search)
-    _ = system_close(descriptor)
   }
 
   /// Whether the inode `inode` may carry a mark, or be a whiteout to
@@ -117,8 +117,9 @@ package final class SnapshotInodes {
     var done: CInt = 0
     while done == 0 {
       searches += 1
-      let count = system_btrfsInodeSearchStep(descriptor, search, room, &done)
-      guard count >= 0 else { return nil }
+      guard let count = descriptor.searchSubvolume(search, into: room, done: &done) else {
+        return nil
+      }
       for slot in 0..<count { bits |= 1 << (UInt64(room[slot]) - first) }
     }
     return bits

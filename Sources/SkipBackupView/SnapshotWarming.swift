@@ -67,6 +67,7 @@ package struct SnapshotWarming: ~Copyable {
     }
     let context = Unmanaged.passRetained(state)
     var started = pthread_t()
+    // Raw: no path and no descriptor: a thread, a limit or a count
     if system_pthread_create(&started, warm, context.toOpaque()) == 0 {
       thread = started
     } else {
@@ -78,6 +79,7 @@ package struct SnapshotWarming: ~Copyable {
   deinit {
     guard let thread else { return }
     state.stopped.store(true, ordering: .relaxed)
+    // Raw: no path and no descriptor: a thread, a limit or a count
     _ = system_pthread_join(thread)
   }
 
@@ -87,6 +89,7 @@ package struct SnapshotWarming: ~Copyable {
   package consuming func finish(stoppingEarly: Bool = true) -> Int {
     if let started = thread {
       if stoppingEarly { state.stopped.store(true, ordering: .relaxed) }
+      // Raw: no path and no descriptor: a thread, a limit or a count
       _ = system_pthread_join(started)
       thread = nil
     }

@@ -124,9 +124,7 @@ package struct ViewRun: Sendable, Equatable {
     var unwarmed: [SnapshotWarming.Root] = []
     for index in viewRoots.indices {
       for visitor in run.visitors {
-        visitor.inodes = snapshots.flatMap {
-          SnapshotInodes(ofSubvolume: $0.snapshots[$0.roots[index].snapshot].descriptor)
-        }
+        visitor.inodes = snapshots?.inodes(of: index)
         visitor.watch = watch.recorder(for: index)
         visitor.rootLength = viewRoots[index].real.bytes.count
         visitor.reporter.shownRoot =
@@ -148,11 +146,9 @@ package struct ViewRun: Sendable, Equatable {
         found.append(Array(path(subvolume.bytes[...], below: viewRoots[index].pathBytes)!))
       }
       // A subvolume's root shows no snapshot directory, nor anything marked in it.
-      if let snapshots, snapshots.roots[index].inside.isEmpty {
+      if let ours = snapshots?.hiddenAtRoot(of: index), !ours.isEmpty {
         // What is hidden below the user's is hidden with it (another
         // user's is marked, and a walk hides it whole).
-        let ours = SnapshotDirectory.names(
-          in: snapshots.snapshots[snapshots.roots[index].snapshot].descriptor)
         found = found.map {
           let first = Array($0.split(separator: 0x2F, maxSplits: 1).first ?? [])
           return ours.contains(first) ? first : $0
@@ -267,49 +263,44 @@ package struct ViewRun: Sendable, Equatable {
     _ diagnostics: Diagnostics
   ) throws(ReportedFailure) -> SnapshotSet {
     do throws(SkipBackupError) {
-      // A ROOT in a read-only subvolume is refused, as one on a read-only
-      // filesystem is: nothing can be made in it, and its live view is one
-      // instant already. One nested in a ROOT is shown as it is.
-      for root in roots where try SnapshotKind.of(root.path) == .btrfs {
-        if try BtrfsSubvolume.isReadOnly(BtrfsSubvolume.holding(root.path).0.root) {
-          throw SkipBackupError(refusing: .readOnlySubvolume, path: root.path)
+      // Each ROOT judged before anything is taken (``SnapshotProvider/explain(_:)``).
+      var listed: [SnapshotFacts] = []
+      for root in roots {
+        let facts = try SnapshotProvider.facts(
+          of: root.path, privilege: .current, listingNested: .listed(skippingUnreachable: false))
+        if case .refused(let refusal) = SnapshotProvider.explain(facts) {
+          throw SkipBackupError(refusing: refusal, path: root.path)
         }
+        listed.append(facts)
       }
       var requests = roots.map { SnapshotRequest($0.path) }
-      for root in roots where try SnapshotKind.of(root.path) == .btrfs {
+      for facts in listed {
         var seen: [FilePath] = []
-        for (nested, id) in try BtrfsSubvolume.nestedByID(
-          below: root.path, skippingUnreachable: false)
-        {
-          let isBelowSeen = seen.contains { path(nested.bytes[...], below: $0.bytes) != nil }
-          seen.append(nested)
-          guard !SnapshotDirectory.holds(nested),
-            !(oneFileSystem && isBelowSeen), !roots.contains(where: { $0.path == nested }),
-            !hidden.contains(where: { path(nested.bytes[...], isOrIsBelow: $0.bytes) }),
-            try mechanisms.markedAncestor(of: nested, followSymbolicLinks: false) == nil
+        for nested in facts.nested {
+          let isBelowSeen = seen.contains { path(nested.path.bytes[...], below: $0.bytes) != nil }
+          seen.append(nested.path)
+          guard !(oneFileSystem && isBelowSeen), !roots.contains(where: { $0.path == nested.path }),
+            !hidden.contains(where: { path(nested.path.bytes[...], isOrIsBelow: $0.bytes) }),
+            try mechanisms.markedAncestor(of: nested.path, followSymbolicLinks: false) == nil
           else { continue }
-          // Its marks and owner read from the subvolume its ID names, reached
-          // once, not from whatever its path leads to (``SnapshotSet``
-          // resolves it once more and confirms the ID again).
-          let (opened, _) = try ResolvedDirectory.open(
-            nested, checkingTransitions: MountNamespace.Privilege.current.isRoot, isGiven: false)
-          defer { _ = system_close(opened) }
-          guard try SubvolumeIdentity(of: opened, nested).id == id else {
-            throw SkipBackupError(refusing: .changedOnTheWay, path: nested)
+          // Its marks read from the subvolume its ID names, reached once,
+          // not from whatever its path leads to (``SnapshotSet`` resolves
+          // it once more and confirms the ID again, and judges whether it
+          // can be frozen).
+          let resolved = try ResolvedDirectory.open(
+            nested.path, checkingTransitions: MountNamespace.Privilege.current.isRoot,
+            isGiven: false)
+          guard try resolved.descriptor.subvolumeIdentity().id == nested.id else {
+            throw SkipBackupError(refusing: .changedOnTheWay, path: nested.path)
           }
-          let item = FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: nested)
+          let item = FileItem(
+            descriptor: FileDescriptor(rawValue: resolved.descriptor.rawValue),
+            displayPath: nested.path)
           if try !mechanisms.marks(on: item).isEmpty {
-            hidden.append(nested)
+            hidden.append(nested.path)
           } else if !oneFileSystem {
-            // The kernel lets only its owner snapshot a subvolume (fs/btrfs/ioctl.c).
-            if case .user = MountNamespace.Privilege.current,
-              try item.status().st_uid != system_geteuid(),
-              try !BtrfsSubvolume.isReadOnly(nested)
-            {
-              throw SkipBackupError(refusing: .nestedSubvolumeOfAnother, path: nested)
-            }
-            roots.append(ViewRoot(path: nested, hidden: []))
-            requests.append(SnapshotRequest(nested, subvolumeID: id))
+            roots.append(ViewRoot(path: nested.path, hidden: []))
+            requests.append(SnapshotRequest(nested.path, subvolumeID: nested.id))
           }
         }
       }
@@ -319,7 +310,7 @@ package struct ViewRun: Sendable, Equatable {
       for (index, frozen) in snapshots.roots.enumerated() { roots[index].real = frozen.real }
       return snapshots
     } catch {
-      diagnostics.report(Snapshot.explain(error))
+      diagnostics.report(SnapshotProvider.explain(error))
       throw .failure
     }
   }
@@ -344,7 +335,7 @@ package struct ViewRun: Sendable, Equatable {
         try snapshots.holdForCommand()
       }
     } catch {
-      diagnostics.report(Snapshot.explain(error))
+      diagnostics.report(SnapshotProvider.explain(error))
       throw .failure
     }
   }
@@ -512,17 +503,15 @@ package struct ViewRun: Sendable, Equatable {
     -> [ViewRoot]
   {
     var roots = given
-    for root in given where (try? SnapshotKind.of(root.path)) == .btrfs {
+    for root in given {
       let nested: [FilePath]
       do throws(SkipBackupError) {
-        nested = try BtrfsSubvolume.nested(below: root.path, skippingUnreachable: true)
+        nested = try SnapshotProvider.nestedSubvolumes(below: root.path)
       } catch {
         diagnostics.report(error)
         continue
       }
-      for subvolume in nested
-      where !roots.contains(where: { $0.path == subvolume }) && !SnapshotDirectory.holds(subvolume)
-      {
+      for subvolume in nested where !roots.contains(where: { $0.path == subvolume }) {
         guard let (owner, inside) = ViewPlan.showing(subvolume.bytes, in: roots) else { continue }
         ViewPlan.split(&roots, owner, at: inside, as: subvolume)
       }

@@ -68,7 +68,10 @@ struct SnapshotSetTests {
       """#
     let made = run(["sh", "-c", Argument(script), "sh", Argument(home), Argument(odd)])
     try #require(made.status == 0, "\(made)")
-    let found = try BtrfsSubvolume.nested(below: FilePath(home + "/in")).map(\.bytes)
+    let found = try SnapshotProvider.facts(
+      of: FilePath(home + "/in"), privilege: .root,
+      listingNested: .listed(skippingUnreachable: false)
+    ).nested.map(\.path.bytes)
     let deeper = Array((home + "/" + odd + "/deeper").utf8)
     #expect(
       Set(found) == [
@@ -76,7 +79,7 @@ struct SnapshotSetTests {
       ],
       "\(found)")
     #expect(found.last == deeper, "\(found)")
-    #expect(try BtrfsSubvolume.nested(below: FilePath(home + "/out/x")).isEmpty)
+    #expect(try SnapshotProvider.nestedSubvolumes(below: FilePath(home + "/out/x")).isEmpty)
   }
 
   /// A ROOT inside another on the same mount, in a subvolume of its own,
