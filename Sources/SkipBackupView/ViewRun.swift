@@ -646,8 +646,13 @@ package struct ViewRun: Sendable, Equatable {
       return
         "\(path): its extended attribute \(error.attribute.map { "\($0)" } ?? "") cannot be copied to the view's layer: tmpfs keeps user.* attributes only from Linux 6.6 \(detail); the view would not show it, so nothing was run"
     case (.setxattr, .invalidArgument), (.fsetxattr, .invalidArgument),
-      (.setxattrat, .invalidArgument)
-    where error.attribute.map({ "\($0)".hasPrefix("system.posix_acl_") }) == true:
+      (.setxattrat, .invalidArgument):
+      // A `where` here would guard only the last of the three patterns (The
+      // Swift Programming Language, Statements: a case's where clause), and
+      // call setxattr's EINVAL of any attribute an ACL's.
+      guard error.attribute.map({ "\($0)".hasPrefix("system.posix_acl_") }) == true else {
+        return error.description
+      }
       return
         "\(path): its ACL names a user or group other than yours, which the view's layer "
         + "cannot carry: only your own user and group are mapped in this user namespace (root "
