@@ -158,12 +158,13 @@ let package = Package(
       swiftSettings: mocking
     ),
     // run: the private mount namespace, the whiteout layer, the overlay
-    // view at each ROOT, and COMMAND's launch.
+    // view at each ROOT, and COMMAND's launch; with --for deja-dup, the
+    // folders from Déjà Dup's settings (SkipBackupExport).
     .target(
       name: "SkipBackupView",
       dependencies: [
         "SkipBackupCore", "SkipBackupWalk", "SkipBackupReport", "SkipBackupSweep",
-        .product(name: "SystemPackage", package: "swift-system"),
+        "SkipBackupExport", .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
     ),

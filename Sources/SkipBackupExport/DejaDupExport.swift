@@ -23,18 +23,11 @@ struct DejaDupExport {
   static let schema = "org.gnome.DejaDup"
 
   func run() {
-    guard let gsettings = findProgram(Array("gsettings".utf8)) else {
-      diagnostics.report(
-        "gsettings: not found on PATH; it reads and writes Déjà Dup's settings "
-          + "(Debian: apt install libglib2.0-bin)")
-      return
-    }
-    let settings = GSettingsKeys(gsettings: gsettings, schema: Self.schema)
-    let places = DejaDupPlaces.current()
+    guard let settings = DejaDupSettings.keys(diagnostics) else { return }
     let folders: [[UInt8]]
     if export.roots.isEmpty {
-      guard let include = settings.get("include-list", diagnostics) else { return }
-      folders = include.compactMap(places.resolve)
+      guard let saved = DejaDupSettings.savedFolders(diagnostics) else { return }
+      folders = saved
     } else {
       folders = export.absoluteRoots(diagnostics)
     }

@@ -27,6 +27,9 @@ package struct ViewRun: Sendable, Equatable {
   package var snapshot = false
   /// Show no progress line (`-q`).
   package var quiet = false
+  /// The options of COMMAND (each with its `=`) whose value names the
+  /// tool's own state, kept real (``StateArguments``): `run --for deja-dup`.
+  package var stateOptions: [[UInt8]] = []
   /// Where the diagnostics go; COMMAND gets the process's own streams.
   package var streams: Streams = .standard
 
@@ -233,7 +236,11 @@ package struct ViewRun: Sendable, Equatable {
       diagnostics.report(refusal)
       throw .failure
     }
+    let passedState: [[UInt8]]
     do throws(SkipBackupError) {
+      // The tool's state, opened before anything is mounted over it.
+      passedState = try StateArguments.pass(
+        command, options: stateOptions, roots: plan.views.map(\.path))
       try ViewMounter.mount(plan, snapshots: snapshots, privilege: privilege)
       if let workingDirectory { try CommandLaunch.enter(workingDirectory) }
     } catch {
@@ -242,7 +249,7 @@ package struct ViewRun: Sendable, Equatable {
       diagnostics.report(watch.changeWhileMounting() ?? Self.explain(error))
       throw .failure
     }
-    let arguments = CommandLaunch.Arguments(command)
+    let arguments = CommandLaunch.Arguments(passedState)
     try watch.verify(diagnostics: diagnostics)
     throw ReportedFailure(status: CommandLaunch.exec(arguments, diagnostics: diagnostics))
   }

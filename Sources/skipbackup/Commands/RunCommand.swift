@@ -96,10 +96,25 @@ struct RunCommand: ParsableCommand {
     return (Array(words[..<terminator]), Array(words[(terminator + 1)...]))
   }
 
+  /// With --for: COMMAND is every word after the options (a first -- only ends them).
+  private var appCommand: [String] {
+    words.first == "--" ? Array(words.dropFirst()) : words
+  }
+
   func validate() throws {
     // The words are captured as they come, --help among them when it comes first.
     if let first = words.first, first == "--help" || first == "-h" {
       throw CleanExit.helpRequest(self)
+    }
+    if let app = options.app {
+      if options.snapshot || options.oneFileSystem {
+        throw ValidationError(
+          "--for \(app.rawValue) takes no --snapshot or -x: the folders are the app's own.")
+      }
+      if appCommand.isEmpty {
+        throw ValidationError("Give the COMMAND the app runs after --for \(app.rawValue) --.")
+      }
+      return
     }
     let (roots, command) = split
     // The words after the first ROOT are not parsed as options: an option
@@ -135,7 +150,18 @@ struct RunCommand: ParsableCommand {
   }
 
   func run() throws {
-    try engine.run()
+    if let app = try appEngine { try app.run() } else { try engine.run() }
+  }
+
+  /// With --for, the app's engine: no ROOTs, the folders are the app's.
+  var appEngine: AppToolRun? {
+    get throws {
+      guard let app = options.app else { return nil }
+      return AppToolRun(
+        app: app, command: appCommand.map(RawArguments.bytes),
+        mechanisms: try options.mechanismOptions.mechanisms(default: .all),
+        sweepFirst: options.sweep)
+    }
   }
 
   /// The engine's configuration, from the parsed command line.
@@ -165,6 +191,15 @@ struct RunOptions: ParsableArguments {
 
   @Flag(help: "Run skipbackup sweep on each ROOT first, with the user's rules.")
   var sweep = false
+
+  @Option(
+    name: .customLong("for"),
+    help: ArgumentHelp(
+      "Wrap the backup app's own runs of its tool, given as COMMAND with no ROOT: a backup "
+        + "sees the view of each folder the app saves, its state kept real; any other run "
+        + "runs as it is (Deja Dup's custom-tool-wrapper).",
+      valueName: "app"))
+  var app: WrappedApp?
 
   @Flag(
     help: ArgumentHelp(

@@ -1,10 +1,12 @@
 import ArgumentParser
 import SkipBackupExport
 import SkipBackupReport
+import SkipBackupView
 
 // Their raw values are their names, which the parser takes, lists and shows.
 extension OutputFormat: ExpressibleByArgument {}
 extension BackupTool: ExpressibleByArgument {}
+extension WrappedApp: ExpressibleByArgument {}
 
 extension ExportTarget: ExpressibleByArgument {
   public init?(argument: String) { self.init(rawValue: argument) }
