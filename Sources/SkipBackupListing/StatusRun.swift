@@ -194,7 +194,7 @@ final class StatusReport {
     }
     // Marks kept in no attribute (nodump, cachedir) need no listing; a
     // marked item's record does.
-    guard !mechanisms.isDisjoint(with: .all) else {
+    guard !mechanisms.isDisjoint(with: .attributes) else {
       var read = Reading(marks: try mechanisms.marks(on: item))
       if !read.marks.isEmpty { read.rule = try rule(nil) }
       return read

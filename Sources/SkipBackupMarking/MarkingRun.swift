@@ -221,7 +221,7 @@ package final class MarkingWorker: ReportingVisitor {
     let listed = listing.attributes
     // Flags and files are not in the listing: they may be there.
     let mayHoldMarks =
-      !mechanisms.subtracting(.all).isEmpty || !listed.listed.isDisjoint(with: mechanisms)
+      !mechanisms.subtracting(.attributes).isEmpty || !listed.listed.isDisjoint(with: mechanisms)
       || (!listed.streams.isEmpty && !mechanisms.isDisjoint(with: .apple))
     if listing.hasRecord && mayHoldMarks {
       try SweepRecord.handOver(item, cleared: mechanisms, listed: listing)

@@ -26,7 +26,7 @@ import TestSupport
     #expect(failure.errno == .noSuchFileOrDirectory)
     #expect(failure.isNoSuchFile)
     #expect(failure.description.hasPrefix(path + ": no such file or directory"))
-    #expect(failure.attribute == BackupExcludeItemAttribute.attributeName)
+    #expect(failure.attribute == Mechanism.resource.attributeName)
     #expect(failure.call == .setxattr)
   }
 

@@ -13,7 +13,8 @@ import TestSupport
   @Test func theNamedSetsAreTheTables() {
     for mechanism in Mechanism.allCases {
       let row = mechanism.definition
-      #expect(MechanismSet.all.includes(mechanism) == mechanism.isAttribute, "\(mechanism)")
+      #expect(MechanismSet.attributes.includes(mechanism) == mechanism.isAttribute, "\(mechanism)")
+      #expect(MechanismSet.all.includes(mechanism) == row.inDefaultSet, "\(mechanism)")
       #expect(MechanismSet.apple.includes(mechanism) == (row.origin == .apple), "\(mechanism)")
       #expect(
         MechanismSet.every.applicableToFiles.includes(mechanism) == !row.directoriesOnly,
@@ -42,7 +43,7 @@ import TestSupport
       #expect(bit != 0 && bit & (bit - 1) == 0, "\(mechanism): \(bit)")
     }
     #expect(Set(bits).count == bits.count, "\(bits)")
-    #expect(MechanismSet.every.rawValue.nonzeroBitCount == Mechanism.allCases.count)
+    #expect(MechanismSet.every.bits.nonzeroBitCount == Mechanism.allCases.count)
   }
 
   /// Values setfattr writes in each attribute mechanism's name, and whether

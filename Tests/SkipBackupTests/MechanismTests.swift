@@ -11,7 +11,7 @@ import TestSupport
   @Test func resourceValueIsTheSixtyOneBytesOfFormatsMD() throws {
     let file = tree.file("a")
     #expect(try Mechanism.resource.mark(FileItem(path: FilePath(file))))
-    #expect(BackupExcludeItemAttribute.value.count == 61)
+    #expect(Mechanism.resource.markValue?.count == 61)
     #expect(getfattrHex(file, Names.resource) == "0x" + Names.resourceValueHex)
     #expect(pythonGetxattr(file, Names.resource).map(hex) == Names.resourceValueHex)
   }

@@ -54,7 +54,7 @@ import TestSupport
         let opened = ExtendedAttributes(
           of: FileItem(
             descriptor: FileDescriptor(rawValue: descriptor), displayPath: FilePath(path)))
-        if (try? opened.contains(BackupExcludeItemAttribute.attributeName)) != true {
+        if (try? opened.contains(Mechanism.resource.attributeName!)) != true {
           unmarked.add(1, ordering: .relaxed)
         }
         close(descriptor)

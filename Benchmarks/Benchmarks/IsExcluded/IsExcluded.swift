@@ -42,7 +42,7 @@ private final class Files: @unchecked Sendable {
       _ = write(fd, "x", 1)
       close(fd)
     }
-    let value = BackupExcludeItemAttribute.value
+    let value = Mechanism.resource.markValue!
     let set = value.withUnsafeBytes { setxattr(marked, resourceName, $0.baseAddress, $0.count, 0) }
     guard set == 0 else { fatalError("setxattr \(marked): errno \(errno)") }
   }

@@ -42,7 +42,7 @@ import SkipBackupSystem
 /// so the first byte is the stream's: a stream of `01` is `01 00` on disk and
 /// counts, an empty one is `00` and does not. No other `user.DosStream.`
 /// stream counts.
-public enum MarkForm: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+package enum MarkForm: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
   /// `user.` and the Mac's name: Linux, `rsync -X`, netatalk.
   case local
   /// Samba's stream, `fruit:encoding = private` (Samba's default).
@@ -51,19 +51,19 @@ public enum MarkForm: String, CaseIterable, Hashable, Sendable, CustomStringConv
   case smbNative = "smb-native"
 
   /// The form's short name, as `mark --form` takes it.
-  public var name: String { rawValue }
+  package var name: String { rawValue }
 
-  public var description: String { name }
+  package var description: String { name }
 
   /// The attribute that keeps `mechanism`'s mark in this form, for the
   /// Apple mechanisms (with `:$DATA`, as Samba writes by default).
-  public func attributeName(for mechanism: Mechanism) -> AttributeName? {
+  package func attributeName(for mechanism: Mechanism) -> AttributeName? {
     guard self != .local else { return mechanism.attributeName }
     return SambaStream.written(mechanism, in: self).map { AttributeName($0.name) }
   }
 
   /// The bytes a mark writes in this form: Samba's stream ends with its extra 0.
-  public func value(for mechanism: Mechanism) -> [UInt8]? {
+  package func value(for mechanism: Mechanism) -> [UInt8]? {
     guard let value = mechanism.markValue else { return nil }
     return self == .local ? value : value + [0]
   }

@@ -2,12 +2,12 @@ import SkipBackupSystem
 
 /// A way to record that an item stays on the device but out of backups.
 ///
-/// Apple has two: iOS 5.0.1's ``legacy`` attribute (``MobileBackupAttribute``)
-/// and, from iOS 5.1, the `isExcludedFromBackup` resource value
-/// (``resource``, ``BackupExcludeItemAttribute``). Linux conventions add
-/// ``xdg`` (``RobotsBackupAttribute``), ``nodump`` (``NodumpFlag``) and
-/// ``cachedir`` (``CacheDirectoryTag``). A ``MechanismSet`` acts with
-/// several at once.
+/// Apple has two: iOS 5.0.1's ``legacy`` attribute and, from iOS 5.1, the
+/// `isExcludedFromBackup` resource value (``resource``). Linux conventions
+/// add ``xdg`` (the freedesktop attribute), ``nodump`` (the inode flag) and
+/// ``cachedir`` (``CacheDirectoryTag``). An attribute mechanism's name and
+/// the bytes its mark writes are ``attributeName`` and ``markValue``. A
+/// ``MechanismSet`` acts with several at once.
 ///
 /// Marking and clearing are idempotent: marking an item that already reads
 /// as marked writes nothing (its ctime stays), and clearing an item without
@@ -132,6 +132,11 @@ extension Mechanism {
     package var bit: UInt8
     /// Whether only directories can carry the mark.
     package var directoriesOnly: Bool
+    /// Whether the mechanism is in the default set, ``MechanismSet/all``:
+    /// what clear, status, list, export, du, run and the library's
+    /// `isExcludedFromBackup` act on when no set is named. A new row
+    /// decides it here, or every one of them changes what it does unasked.
+    package var inDefaultSet: Bool
     /// Who else writes the mark.
     package var origin: Origin
     /// What the mark is, as `-m`'s help says it after the name:
@@ -159,7 +164,7 @@ extension Mechanism {
       Definition(
         store: .attribute(
           name: "user.com.apple.MobileBackup", mark: "\u{1}", counts: .firstByteNotZero),
-        bit: 1 << 0, directoriesOnly: false, origin: .apple,
+        bit: 1 << 0, directoriesOnly: false, inDefaultSet: true, origin: .apple,
         summary: "iOS 5.0.1's com.apple.MobileBackup",
         prose: "iOS 5.0.1's com.apple.MobileBackup attribute")
     case .resource:
@@ -180,7 +185,7 @@ extension Mechanism {
             \0\0\0\0\0\0\0\u{1}\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\u{1C}
             """,
           counts: .anyValue),
-        bit: 1 << 1, directoriesOnly: false, origin: .apple,
+        bit: 1 << 1, directoriesOnly: false, inDefaultSet: true, origin: .apple,
         summary: "the iOS 5.1 isExcludedFromBackup resource value",
         prose: "the isExcludedFromBackup resource value of iOS 5.1 and later")
     case .xdg:
@@ -189,16 +194,18 @@ extension Mechanism {
       // alone by clear.
       Definition(
         store: .attribute(name: "user.xdg.robots.backup", mark: "false", counts: .markBytes),
-        bit: 1 << 2, directoriesOnly: false, origin: .linux,
+        bit: 1 << 2, directoriesOnly: false, inDefaultSet: true, origin: .linux,
         summary: "user.xdg.robots.backup", prose: "the freedesktop user.xdg.robots.backup attribute"
       )
     case .nodump:
       Definition(
-        store: .nodumpFlag, bit: 1 << 3, directoriesOnly: false, origin: .linux,
+        store: .nodumpFlag, bit: 1 << 3, directoriesOnly: false, inDefaultSet: false,
+        origin: .linux,
         summary: "the inode flag chattr +d sets", prose: "the nodump inode flag")
     case .cachedir:
       Definition(
-        store: .cacheDirectoryTag, bit: 1 << 4, directoriesOnly: true, origin: .linux,
+        store: .cacheDirectoryTag, bit: 1 << 4, directoriesOnly: true, inDefaultSet: false,
+        origin: .linux,
         summary: "a CACHEDIR.TAG in a directory", prose: "a CACHEDIR.TAG")
     }
   }
@@ -212,6 +219,6 @@ extension Mechanism {
   }
 
   /// The mechanisms kept in an extended attribute, in order: the set
-  /// ``MechanismSet/all``.
+  /// ``MechanismSet/attributes``.
   package static let attributeMechanisms = allCases.filter(\.isAttribute)
 }

@@ -16,21 +16,82 @@ import SkipBackupSystem
 ///
 /// The tool names sets by short names: `legacy`, `resource`, `xdg`,
 /// `nodump` and `cachedir`, and `apple` (legacy and resource) and `all`
-/// (legacy, resource and xdg: every mark kept in an attribute). `nodump`
-/// and `cachedir` are left out of `all` because they act beyond
-/// attributes: one changes inode flags, the other writes a file. Members
-/// always come in that order: legacy, resource, xdg, nodump, cachedir.
-public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
-  public let rawValue: UInt8
+/// (legacy, resource and xdg: the default set, the rows of the table that
+/// say so). `nodump` and `cachedir` are left out of `all` because they act
+/// beyond attributes: one changes inode flags, the other writes a file.
+/// Members always come in that order: legacy, resource, xdg, nodump,
+/// cachedir.
+///
+/// A set algebra whose elements are sets, as an `OptionSet`'s are, but
+/// not one: an `OptionSet`'s `rawValue` would make the bits, which the
+/// table assigns, part of the library's API.
+public struct MechanismSet: SetAlgebra, Hashable, Sendable, CustomStringConvertible {
+  public typealias Element = MechanismSet
 
-  public init(rawValue: UInt8) {
-    self.rawValue = rawValue
+  /// One bit a member, as the table's rows claim them.
+  package var bits: UInt8
+
+  package init(bits: UInt8) {
+    self.bits = bits
+  }
+
+  /// The empty set.
+  public init() {
+    bits = 0
   }
 
   /// The set of one mechanism.
   public init(_ mechanism: Mechanism) {
-    rawValue = mechanism.definition.bit
+    bits = mechanism.definition.bit
   }
+
+  public init(arrayLiteral sets: MechanismSet...) {
+    bits = sets.reduce(0) { $0 | $1.bits }
+  }
+
+  /// Whether every member of `set` is a member.
+  public func contains(_ set: MechanismSet) -> Bool { bits & set.bits == set.bits }
+
+  public func union(_ other: MechanismSet) -> MechanismSet { MechanismSet(bits: bits | other.bits) }
+
+  public func intersection(_ other: MechanismSet) -> MechanismSet {
+    MechanismSet(bits: bits & other.bits)
+  }
+
+  public func symmetricDifference(_ other: MechanismSet) -> MechanismSet {
+    MechanismSet(bits: bits ^ other.bits)
+  }
+
+  @discardableResult
+  public mutating func insert(_ set: MechanismSet) -> (
+    inserted: Bool, memberAfterInsert: MechanismSet
+  ) {
+    let inserted = !contains(set)
+    bits |= set.bits
+    return (inserted, set)
+  }
+
+  @discardableResult
+  public mutating func remove(_ set: MechanismSet) -> MechanismSet? {
+    let removed = intersection(set)
+    bits &= ~set.bits
+    return removed.isEmpty ? nil : removed
+  }
+
+  @discardableResult
+  public mutating func update(with set: MechanismSet) -> MechanismSet? {
+    let present = intersection(set)
+    bits |= set.bits
+    return present.isEmpty ? nil : present
+  }
+
+  public mutating func formUnion(_ other: MechanismSet) { bits |= other.bits }
+
+  public mutating func formIntersection(_ other: MechanismSet) { bits &= other.bits }
+
+  public mutating func formSymmetricDifference(_ other: MechanismSet) { bits ^= other.bits }
+
+  public var isEmpty: Bool { bits == 0 }
 
   public static let legacy = MechanismSet(.legacy)
   public static let resource = MechanismSet(.resource)
@@ -50,8 +111,14 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   private static let directoriesOnly = MechanismSet(
     Mechanism.allCases.filter(\.marksDirectoriesOnly))
 
-  /// Every mark kept in an extended attribute: legacy, resource and xdg.
-  public static let all = MechanismSet(Mechanism.attributeMechanisms)
+  /// The default set: legacy, resource and xdg, the rows of the table
+  /// whose `inDefaultSet` says so. What the tool's commands act on without
+  /// `-m`, and `isExcludedFromBackup` reads and writes.
+  public static let all = MechanismSet(Mechanism.allCases.filter(\.definition.inDefaultSet))
+
+  /// Every mark kept in an extended attribute, which one listing of an
+  /// item's names reads (legacy, resource and xdg).
+  package static let attributes = MechanismSet(Mechanism.attributeMechanisms)
 
   /// The set of `mechanisms`.
   public init(_ mechanisms: some Sequence<Mechanism>) {
@@ -59,9 +126,10 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     for mechanism in mechanisms { insert(MechanismSet(mechanism)) }
   }
 
-  /// The mechanisms the tool and the docs know, by short name.
+  /// The mechanisms the tool and the docs know, by short name: the
+  /// default set's members, the sets `apple` and `all`, then the others.
   package static let named: [(name: String, set: MechanismSet)] =
-    Mechanism.attributeMechanisms.map { ($0.name, MechanismSet($0)) }
+    Mechanism.allCases.filter { all.includes($0) }.map { ($0.name, MechanismSet($0)) }
     + [("apple", .apple), ("all", .all)]
     + Mechanism.allCases.filter { !all.includes($0) }.map { ($0.name, MechanismSet($0)) }
 
@@ -89,7 +157,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   public var members: [Mechanism] { Mechanism.allCases.filter(includes) }
 
   /// How many members there are.
-  public var count: Int { rawValue.nonzeroBitCount }
+  public var count: Int { bits.nonzeroBitCount }
 
   /// The members' short names.
   public var names: [String] { members.map(\.name) }
@@ -126,10 +194,11 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// kept for them; a member alone reads its value, one call where a
   /// listing and then the value would be two.
   @discardableResult
-  public func mark(_ item: FileItem, form: MarkForm) throws(SkipBackupError) -> Bool {
+  package func mark(_ item: FileItem, form: MarkForm) throws(SkipBackupError) -> Bool {
     // The members that write their Linux name: in another form, Apple's
     // write a Samba stream instead.
-    let linuxNames = form == .local ? intersection(.all) : intersection(.all).subtracting(.apple)
+    let linuxNames =
+      form == .local ? intersection(.attributes) : intersection(.attributes).subtracting(.apple)
     let withOthers = linuxNames.count > 1
     var listing: ItemAttributes?
     return try forEachMember { mechanism throws(SkipBackupError) in
@@ -141,15 +210,15 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   /// Whether every member's mark is on `item` as ``mark(_:form:)`` writes
   /// it: Apple's in `form`, the others as ever. What a dry run of `mark
   /// --form` asks.
-  public func isMarked(_ item: FileItem, in form: MarkForm) throws(SkipBackupError) -> Bool {
+  package func isMarked(_ item: FileItem, in form: MarkForm) throws(SkipBackupError) -> Bool {
     for mechanism in members {
       if try !form.holdsMark(of: mechanism, on: item) { return false }
     }
     return true
   }
 
-  /// Clears each member's mark, as ``mark(_:)`` marks, in every form it has
-  /// (``MarkForm``): for legacy and resource the Samba streams too. One
+  /// Clears each member's mark, as ``mark(_:)`` marks, in every form it has:
+  /// for legacy and resource the streams a Samba server keeps too. One
   /// listing of the item's names (``ItemAttributes``) says which members'
   /// attributes and which streams are there, so an item without marks costs
   /// that one call; where the listing cannot be made, each member's own
@@ -158,7 +227,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   public func clear(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try clear(
       item,
-      listed: isDisjoint(with: .all) && isDisjoint(with: .apple)
+      listed: isDisjoint(with: .attributes) && isDisjoint(with: .apple)
         ? nil : try? ItemAttributes(of: item))
   }
 
@@ -215,7 +284,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
     on item: FileItem, holdsOwnNames: inout Bool
   ) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
-    let attributeMembers = intersection(.all)
+    let attributeMembers = intersection(.attributes)
     holdsOwnNames = true
     if !attributeMembers.isEmpty {
       // One listing of the item's attribute names tells which members may
@@ -238,7 +307,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   package func marks(
     on item: FileItem, listed attributes: ItemAttributes, namesSuffice: Bool = false
   ) throws(SkipBackupError) -> MechanismSet {
-    try attributes.marks(intersection(.all), on: item, namesSuffice: namesSuffice)
+    try attributes.marks(intersection(.attributes), on: item, namesSuffice: namesSuffice)
       .union(marksOutsideAttributes(on: item))
   }
 
@@ -248,7 +317,7 @@ public struct MechanismSet: OptionSet, Hashable, Sendable, CustomStringConvertib
   @inline(__always)
   private func marksOutsideAttributes(on item: FileItem) throws(SkipBackupError) -> MechanismSet {
     var marks: MechanismSet = []
-    let outside = subtracting(.all)
+    let outside = subtracting(.attributes)
     if outside.isEmpty { return marks }
     for mechanism in Mechanism.allCases where outside.includes(mechanism) {
       if try mechanism.isMarked(item) { marks.insert(MechanismSet(mechanism)) }

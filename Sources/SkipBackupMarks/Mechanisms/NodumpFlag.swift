@@ -14,7 +14,7 @@ import SystemPackage
 /// borg `--exclude-nodump`, bsdtar `--nodump` and dump honour it. It is read
 /// with `statx(2)` without opening the item; setting it needs the item's
 /// owner or root, as `chattr` does.
-public enum NodumpFlag {
+package enum NodumpFlag {
   static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     var buffer = statx()
     let result = item.withAtArguments { directory, path, flags in

@@ -9,8 +9,7 @@ struct CheckCommand: ParsableCommand {
     abstract: "Exit 0 when every PATH is excluded from backups; print nothing.",
     discussion: """
       For scripts: if skipbackup check "$dir"; then ...; fi. A PATH is excluded when it carries a \
-      mark itself or a directory above it does. By default every attribute mechanism counts \
-      (\(MechanismHelp.allSet)).
+      mark itself or a directory above it does. \(MechanismHelp.byDefault).
 
       Exit status: 0 when every PATH is excluded, 1 when any is included, 2 on an error \
       (a usage error too), with the error on standard error.

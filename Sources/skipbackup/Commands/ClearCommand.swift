@@ -9,7 +9,7 @@ struct ClearCommand: ParsableCommand {
     abstract: "Remove the marks, so that backups include the items again.",
     discussion: """
       Removes the mark of each mechanism chosen with --mechanism, by default all: the \
-      \(MechanismHelp.attributeCount) attribute marks \(MechanismHelp.attributeNames). \
+      \(MechanismHelp.defaultCount) marks \(MechanismHelp.defaultNames). \
       \(MechanismHelp.otherNames) are cleared only when named, \
       as they are written only when named: to undo every mark skipbackup writes, all the way \
       down, run skipbackup clear -R -m \(MechanismHelp.everyValue) PATH. \(MechanismHelp.appleNames) are removed \
@@ -25,7 +25,7 @@ struct ClearCommand: ParsableCommand {
       Exit status: 0 when every item was handled, 1 when any failed, 64 for a usage error.
       """)
 
-  /// What clear removes without -m: every attribute mark.
+  /// What clear removes without -m: the default set.
   static let defaultMechanisms: MechanismSet = .all
 
   @OptionGroup var mechanisms: MechanismOptions

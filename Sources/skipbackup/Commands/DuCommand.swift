@@ -19,8 +19,8 @@ struct DuCommand: ParsableCommand {
       first, and with several ROOTs under the first ROOT that holds it. So included plus \
       excluded is what du -s -B1 ROOT... (du -s -b ROOT...) and du -s --inodes ROOT... print \
       for each ROOT, and the text total is each inode once. An item marked by several mechanisms counts under each, and \
-      what lies under a marked directory counts under that directory's mechanisms. By default \
-      every attribute mechanism counts (\(MechanismHelp.allSet)); -m \(MechanismHelp.everyValue) \
+      what lies under a marked directory counts under that directory's mechanisms. \
+      \(MechanismHelp.byDefault); -m \(MechanismHelp.everyValue) \
       counts all \(MechanismHelp.everyCount). With --format json each ROOT is one JSON object on a line of its own:
 
         {"root": "r", "included": {"files": 3, "directories": 2, "bytes": 16384}, \

@@ -13,7 +13,7 @@ struct ExportCommand: ParsableCommand {
       item (a marked directory stands for everything under it), in the tool's own syntax, \
       escaped so that each rule matches that item and nothing else: spaces anywhere, * ? [ ] \\, \
       leading # - ! ;, $ (restic expands variables), newlines and bytes that are not UTF-8. \
-      By default every attribute mechanism counts (\(MechanismHelp.allSet)).
+      \(MechanismHelp.byDefault).
 
       The recommended recipes come first: for rsync and tar an include list from \
       skipbackup list --included, whose cost does not grow with the number of marks; for \

@@ -14,7 +14,7 @@ struct ListCommand: ParsableCommand {
       excludes, symbolic links and other special files among them: the set a backup should hold. \
       Paths are printed byte for byte, one a line, or ended by NUL bytes with --null for \
       xargs -0 and rsync --from0. The walk never follows a symbolic link and never leaves ROOT. \
-      By default every attribute mechanism counts (\(MechanismHelp.allSet)).
+      \(MechanismHelp.byDefault).
 
       Exit status: 0 when every item was read, 1 when any could not be, 64 for a usage error.
       """)

@@ -68,8 +68,8 @@ struct RunCommand: ParsableCommand {
       backup --one-file-system /. An item the overlay would hide or change (a character device \
       0/0, an attribute named trusted.overlay.*, or user.overlay.* for an ordinary user) is an \
       error that names it: skipbackup export's recipes back such a tree up. --sweep first runs \
-      skipbackup sweep on each ROOT with the user's rules. By default every attribute \
-      mechanism counts (\(MechanismHelp.allSet)). See docs/backups.md.
+      skipbackup sweep on each ROOT with the user's rules. \
+      \(MechanismHelp.byDefault). See docs/backups.md.
 
       Exit status: COMMAND's; 1 when the view could not be made exactly or the tree changed \
       while it was made (each failure says what and why, and COMMAND does not run), 126 when \

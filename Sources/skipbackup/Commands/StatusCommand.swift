@@ -17,8 +17,8 @@ struct StatusCommand: ParsableCommand {
 
         {"path": "a", "excluded": true, "marks": ["xdg"], "inherited_from": null}
 
-      A path that is not valid UTF-8 also gets "path_base64" with its exact bytes. By default \
-      every attribute mechanism counts (\(MechanismHelp.allSet)).
+      A path that is not valid UTF-8 also gets "path_base64" with its exact bytes. \
+      \(MechanismHelp.byDefault).
 
       Exit status: 0 when every item was read, 1 when any could not be, 64 for a usage error.
       """)

@@ -24,13 +24,16 @@ enum MechanismHelp {
   /// `all: legacy, resource and xdg`, the default set of most commands.
   static let allSet = "all: " + list(MechanismSet.all.names)
 
-  /// The attribute mechanisms, `all`'s members: `legacy, resource and xdg`.
-  static let attributeNames = list(MechanismSet.all.names)
+  /// What a command reads without `-m`, as each one's help says it.
+  static let byDefault = "Without -m the marks of the default set count (\(allSet))"
 
-  /// How many mechanisms keep their mark in an attribute, in words.
-  static let attributeCount = word(MechanismSet.all.count)
+  /// The default set's members: `legacy, resource and xdg`.
+  static let defaultNames = list(MechanismSet.all.names)
 
-  /// The mechanisms outside `all`: `nodump and cachedir`.
+  /// How many mechanisms the default set has, in words.
+  static let defaultCount = word(MechanismSet.all.count)
+
+  /// The mechanisms outside the default set: `nodump and cachedir`.
   static let otherNames = list(MechanismSet.every.subtracting(.all).names)
 
   /// Apple's mechanisms, `apple`'s members: `legacy and resource`.
