@@ -450,13 +450,17 @@ _skipbackup_run() {
     repeating_flags=()
     non_repeating_flags=(-x --one-file-system --sweep --snapshot -q --quiet --version -h --help)
     repeating_options=(-m --mechanism)
-    non_repeating_options=()
+    non_repeating_options=(--for)
     __skipbackup_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-m'|'--mechanism')
         __skipbackup_add_completions -W "$(__skipbackup_custom_complete ---completion run -- --mechanism "${COMP_CWORD}" "$(__skipbackup_cursor_index_in_current_word)")"
+        return
+        ;;
+    '--for')
+        __skipbackup_add_completions -W 'deja-dup'
         return
         ;;
     esac

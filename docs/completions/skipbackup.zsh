@@ -254,10 +254,12 @@ _skipbackup_sweep() {
 
 _skipbackup_run() {
     local -i ret=1
+    local -ar ___for=('deja-dup')
     local -ar arg_specs=(
         '*'{-m,--mechanism}'[The marks to act on\: legacy (iOS 5.0.1'\''s com.apple.MobileBackup), resource (the iOS 5.1 isExcludedFromBackup resource value), xdg (user.xdg.robots.backup), nodump (the inode flag chattr +d sets), cachedir (a CACHEDIR.TAG in a directory), apple (legacy and resource) or all (legacy, resource and xdg). Separate several with commas, or repeat the option.]:M:{__skipbackup_custom_complete ---completion run -- --mechanism "${current_word_index}" "$(__skipbackup_cursor_index_in_current_word)"}'
         '(-x --one-file-system)'{-x,--one-file-system}'[Leave filesystems mounted below each ROOT, and btrfs subvolumes nested in its own, out of the view\: each shows as the empty directory list -x lists (without -x, each is a view of its own, its marks honoured).]'
         '--sweep[Run skipbackup sweep on each ROOT first, with the user'\''s rules.]'
+        '--for[Wrap the backup app'\''s own runs of its tool, given as COMMAND with no ROOT\: a backup sees the view of each folder the app saves, its state kept real; any other run runs as it is (Deja Dup'\''s custom-tool-wrapper).]:app:{__skipbackup_complete "${___for[@]}"}'
         '--snapshot[Take a read-only btrfs snapshot of the subvolume that holds each ROOT, and show COMMAND the snapshot, at ROOT'\''s own path, without what was marked at that instant.]'
         '(-q --quiet)'{-q,--quiet}'[Show no progress line on a long run.]'
         '*:ROOT... -- COMMAND:_files -/'
