@@ -23,11 +23,21 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
-    // The C boundary: <sys/xattr.h>, libattr, and shims for what Swift cannot call.
+    // The C boundaries, each named for what it holds, imported by
+    // SkipBackupSystem (CXattr and CLinux also by SkipBackupMarks and
+    // SkipBackupWalk, for the kernel's constants): the extended attributes
+    // (<sys/xattr.h>, libattr, the *xattrat calls); the Linux calls and flags
+    // glibc hides behind _GNU_SOURCE or variadic functions; the mount
+    // namespace and mount API of `skipbackup run`; its fanotify watch; and
+    // btrfs's ioctls for `run --snapshot`.
     .target(
       name: "CXattr",
       linkerSettings: [.linkedLibrary("attr")]
     ),
+    .target(name: "CLinux"),
+    .target(name: "CMount"),
+    .target(name: "CFanotify"),
+    .target(name: "CBtrfs"),
     // The C boundary of `skipbackup browse`: ncurses (libncurses-dev), whose
     // static libraries keep the release tool one static binary.
     .target(
@@ -43,7 +53,7 @@ let package = Package(
     .target(
       name: "SkipBackupSystem",
       dependencies: [
-        "CXattr",
+        "CXattr", "CLinux", "CMount", "CFanotify", "CBtrfs",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -55,7 +65,7 @@ let package = Package(
     .target(
       name: "SkipBackupMarks",
       dependencies: [
-        "CXattr", "SkipBackupSystem",
+        "CXattr", "CLinux", "SkipBackupSystem",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking
@@ -64,7 +74,7 @@ let package = Package(
     .target(
       name: "SkipBackupWalk",
       dependencies: [
-        "CXattr", "SkipBackupSystem", "SkipBackupMarks",
+        "CLinux", "SkipBackupSystem", "SkipBackupMarks",
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: mocking

@@ -6,7 +6,7 @@
 // resolved again (systemd's "unsafe path transition", CVE-2018-15686's
 // class of bug).
 
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -82,7 +82,7 @@ extension Descriptor {
   ) throws(SkipBackupError) -> Descriptor {
     let number = try path.withCString { name in
       valueOrErrno {
-        system_openat(CXATTR_AT_FDCWD, name, flags.union(.closeOnExec).rawValue, mode)
+        system_openat(CLINUX_AT_FDCWD, name, flags.union(.closeOnExec).rawValue, mode)
       }
     }.get(.openat, path)
     return Descriptor(adopting: number, path: path)
@@ -114,7 +114,7 @@ extension Descriptor {
   package static func open(
     _ path: FilePath, _ flags: OpenFlags, resolve: ResolveFlags, mode: mode_t = 0
   ) throws(SkipBackupError) -> Descriptor {
-    try openResolving(path, base: CXATTR_AT_FDCWD, shown: path, flags, resolve, mode)
+    try openResolving(path, base: CLINUX_AT_FDCWD, shown: path, flags, resolve, mode)
   }
 
   /// ``open(_:_:resolve:mode:)`` relative to this directory.
@@ -250,7 +250,7 @@ extension Descriptor {
   package static func linkTarget(at path: FilePath, reporting: FilePath) throws(SkipBackupError)
     -> FilePath
   {
-    try linkTarget(path, in: CXATTR_AT_FDCWD, reporting: reporting)
+    try linkTarget(path, in: CLINUX_AT_FDCWD, reporting: reporting)
   }
 
   private static func linkTarget(_ name: FilePath, in directory: CInt, reporting: FilePath)

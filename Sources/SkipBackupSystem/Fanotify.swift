@@ -3,7 +3,7 @@
 // information records (linux/fanotify.h), checked against the lengths the
 // read gave so that no caller loads bytes past them.
 
-import CXattr
+import CFanotify
 
 /// One event of an fanotify group that reports by handle
 /// (``FanotifyInitFlags/reportDirectoryAndName``): what happened, and
@@ -90,7 +90,7 @@ package struct FanotifyRecords: Sequence, IteratorProtocol {
     let version = bytes[start + 4]
     let metadata = Int(bytes.loadUnaligned(fromByteOffset: start + 6, as: UInt16.self))
     guard length >= Self.metadataLength, start + length <= bytes.count,
-      version == CXATTR_FANOTIFY_METADATA_VERSION, metadata >= Self.metadataLength,
+      version == CFANOTIFY_FANOTIFY_METADATA_VERSION, metadata >= Self.metadataLength,
       metadata <= length
     else { return malformed(at: start) }
     offset = start + length
@@ -105,7 +105,7 @@ package struct FanotifyRecords: Sequence, IteratorProtocol {
       let type = bytes[record]
       let recordLength = Int(bytes.loadUnaligned(fromByteOffset: record + 2, as: UInt16.self))
       guard recordLength >= 4, record + recordLength <= end else { return malformed(at: record) }
-      if type == CXATTR_FAN_EVENT_INFO_TYPE_DFID_NAME || type == Self.directoryRecord {
+      if type == CFANOTIFY_FAN_EVENT_INFO_TYPE_DFID_NAME || type == Self.directoryRecord {
         guard let entry = entry(record, length: recordLength, named: type != Self.directoryRecord)
         else { return malformed(at: record) }
         entries.append(entry)

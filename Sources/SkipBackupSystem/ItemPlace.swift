@@ -1,4 +1,4 @@
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -23,7 +23,7 @@ package struct ItemPlace: Equatable {
     let result = path.withCString { name in
       valueOrErrno {
         system_statx(
-          CXATTR_AT_FDCWD, name, AT_SYMLINK_NOFOLLOW,
+          CLINUX_AT_FDCWD, name, AT_SYMLINK_NOFOLLOW,
           CUnsignedInt(STATX_INO) | CUnsignedInt(STATX_MNT_ID), &buffer)
       }
     }
@@ -46,7 +46,7 @@ package struct ItemPlace: Equatable {
 package func filesystemType(at path: FilePath) throws(SkipBackupError) -> UInt {
   let opened = path.withCString { name in
     valueOrErrno {
-      system_openat(CXATTR_AT_FDCWD, name, CXATTR_O_PATH | O_NOFOLLOW | O_CLOEXEC, 0)
+      system_openat(CLINUX_AT_FDCWD, name, CLINUX_O_PATH | O_NOFOLLOW | O_CLOEXEC, 0)
     }
   }
   let descriptor: CInt
@@ -75,7 +75,7 @@ package func uniqueMountID(at path: FilePath) -> UInt64? {
   let result = path.withCString { name in
     valueOrErrno {
       system_statx(
-        CXATTR_AT_FDCWD, name, AT_SYMLINK_NOFOLLOW | CXATTR_AT_NO_AUTOMOUNT, unique, &buffer)
+        CLINUX_AT_FDCWD, name, AT_SYMLINK_NOFOLLOW | CLINUX_AT_NO_AUTOMOUNT, unique, &buffer)
     }
   }
   guard case .success = result, buffer.stx_mask & unique != 0 else { return nil }

@@ -1,4 +1,5 @@
-import CXattr
+import CFanotify
+import CLinux
 
 /// The corresponding C function is `fanotify_mark(2)` with
 /// `FAN_MARK_FLUSH`: takes every mark of one `kind` (0 for inode marks,
@@ -7,6 +8,6 @@ import CXattr
 /// live view's watch stops (`SKIPBACKUP_RACE=fanotify_mark(flush):1:...`).
 package func system_fanotify_flush(_ fd: CInt, _ kind: CUnsignedInt) -> CInt {
   mocked(.fanotifyFlush) {
-    cxattr_fanotify_mark(fd, CXATTR_FAN_MARK_FLUSH | kind, 0, CXATTR_AT_FDCWD, nil)
+    cfanotify_fanotify_mark(fd, CFANOTIFY_FAN_MARK_FLUSH | kind, 0, CLINUX_AT_FDCWD, nil)
   }
 }

@@ -1,4 +1,4 @@
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -20,7 +20,7 @@ package enum OutputDescriptor {
     _ path: FilePath, flags: CInt, permissions: mode_t = 0o666
   ) -> Result<CInt, Errno> {
     path.withCString { path in
-      valueOrErrno { system_openat(CXATTR_AT_FDCWD, path, flags | O_CLOEXEC, permissions) }
+      valueOrErrno { system_openat(CLINUX_AT_FDCWD, path, flags | O_CLOEXEC, permissions) }
     }
   }
 

@@ -4,7 +4,7 @@
 // provider reaches a subvolume, its snapshot and its snapshot directory
 // only by the descriptor it opened once.
 
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -20,7 +20,7 @@ extension ItemPlace {
     let number = descriptor.rawValue
     _ = try valueOrErrno {
       system_statx(
-        number, "", CXATTR_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+        number, "", CLINUX_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
         CUnsignedInt(STATX_INO) | CUnsignedInt(STATX_MNT_ID), &buffer)
     }.get(.statx, descriptor.path)
     inode = buffer.stx_ino
@@ -89,11 +89,11 @@ extension Descriptor {
   package func subvolumeIdentity() throws(SkipBackupError) -> SubvolumeIdentity {
     let number = rawValue
     var fsid: [UInt8] = []
-    _ = try valueOrErrno { system_btrfsFilesystemID(number, &fsid) }.get(
+    _ = try valueOrErrno { system_btrfs_filesystem_id(number, &fsid) }.get(
       .btrfsFilesystemInfo, path)
     var id: UInt64 = 0
     var made: UInt64 = 0
-    _ = try valueOrErrno { system_btrfsSubvolumeIdentity(number, &id, &made) }.get(
+    _ = try valueOrErrno { system_btrfs_subvolume_identity(number, &id, &made) }.get(
       .btrfsSubvolumeInfo, path)
     return SubvolumeIdentity(filesystem: fsid, id: id, made: made)
   }
@@ -110,7 +110,7 @@ extension Descriptor {
   package func subvolumeFlags() throws(SkipBackupError) -> UInt64 {
     let number = rawValue
     var flags: UInt64 = 0
-    _ = try valueOrErrno { system_btrfsSubvolumeGetFlags(number, &flags) }.get(
+    _ = try valueOrErrno { system_btrfs_subvolume_get_flags(number, &flags) }.get(
       .btrfsSubvolumeGetFlags, path)
     return flags
   }
@@ -118,7 +118,7 @@ extension Descriptor {
   /// Sets the flags of the subvolume whose root this is.
   package func setSubvolumeFlags(_ flags: UInt64) throws(SkipBackupError) {
     let number = rawValue
-    _ = try valueOrErrno { system_btrfsSubvolumeSetFlags(number, flags) }.get(
+    _ = try valueOrErrno { system_btrfs_subvolume_set_flags(number, flags) }.get(
       .btrfsSubvolumeSetFlags, path)
   }
 
@@ -131,7 +131,7 @@ extension Descriptor {
     let (number, from) = (rawValue, source.rawValue)
     let cName = name.map { CChar(bitPattern: $0) } + [0]
     _ = try cName.withUnsafeBufferPointer { buffer in
-      valueOrErrno { system_btrfsSnapshotCreate(number, from, buffer.baseAddress!, readOnly) }
+      valueOrErrno { system_btrfs_snapshot_create(number, from, buffer.baseAddress!, readOnly) }
     }.get(.btrfsSnapshotCreate, reporting)
   }
 
@@ -141,7 +141,7 @@ extension Descriptor {
     let number = rawValue
     let cName = name.map { CChar(bitPattern: $0) } + [0]
     _ = try cName.withUnsafeBufferPointer { buffer in
-      valueOrErrno { system_btrfsSnapshotDestroy(number, buffer.baseAddress!) }
+      valueOrErrno { system_btrfs_snapshot_destroy(number, buffer.baseAddress!) }
     }.get(.btrfsSnapshotDestroy, reporting)
   }
 
@@ -157,7 +157,7 @@ extension Descriptor {
     while true {
       var count: CInt = 0
       let more = try valueOrErrno {
-        system_btrfsSubvolumeChildren(number, &next, &treeids, &dirids, &count)
+        system_btrfs_subvolume_children(number, &next, &treeids, &dirids, &count)
       }.get(.btrfsSubvolumeChildren, path)
       for index in 0..<Int(count) {
         found.append((UInt64(treeids[index]), UInt64(dirids[index])))
@@ -172,7 +172,7 @@ extension Descriptor {
   package func subvolumePlace(id: UInt64, directory: UInt64) -> Result<[UInt8], Errno> {
     let number = rawValue
     var buffer = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
-    return valueOrErrno { system_btrfsSubvolumePlace(number, directory, id, &buffer) }.map { _ in
+    return valueOrErrno { system_btrfs_subvolume_place(number, directory, id, &buffer) }.map { _ in
       buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
     }
   }
@@ -181,7 +181,7 @@ extension Descriptor {
   /// subvolume this item is in (CAP_SYS_ADMIN only).
   package func maySearchSubvolume() -> Bool {
     let number = rawValue
-    return system_btrfsInodeSearchAllowed(number) == 0
+    return system_btrfs_inode_search_allowed(number) == 0
   }
 
   /// One step of the search `search` of the subvolume's tree into
@@ -191,7 +191,7 @@ extension Descriptor {
     _ search: OpaquePointer, into inodes: UnsafeMutablePointer<CUnsignedLongLong>,
     done: inout CInt
   ) -> Int? {
-    let count = system_btrfsInodeSearchStep(rawValue, search, inodes, &done)
+    let count = system_btrfs_inode_search_step(rawValue, search, inodes, &done)
     return count >= 0 ? count : nil
   }
 }

@@ -9,6 +9,10 @@
 // begins "Cannot fail", and have no case. Errors are made from errno in
 // one place: `valueOrErrno` and `Result.get(_:_:attribute:)` below.
 
+import CBtrfs
+import CFanotify
+import CLinux
+import CMount
 import CXattr
 import SystemPackage
 
@@ -147,33 +151,33 @@ package func system_removexattrat(
 
 // MARK: - Files and directories
 
-/// The corresponding C function is `openat(2)`, through CXattr because it
+/// The corresponding C function is `openat(2)`, through CLinux because it
 /// is variadic in C.
 package func system_openat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t
 ) -> CInt {
-  mocked(.openat) { cxattr_openat(dirfd, path, flags, mode) }
+  mocked(.openat) { clinux_openat(dirfd, path, flags, mode) }
 }
 
 /// The corresponding C function is `openat2(2)` (Linux 5.6), through
-/// `syscall(2)` in CXattr: glibc 2.36 has no wrapper for it.
+/// `syscall(2)` in CLinux: glibc 2.36 has no wrapper for it.
 package func system_openat2(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t, _ resolve: UInt64
 ) -> CInt {
   mocked(.openat2) {
-    cxattr_openat2(
+    clinux_openat2(
       dirfd, path, CUnsignedLongLong(UInt32(bitPattern: flags)), CUnsignedLongLong(mode),
       CUnsignedLongLong(resolve))
   }
 }
 
-/// The corresponding C function is `renameat2(2)`, through CXattr: glibc
+/// The corresponding C function is `renameat2(2)`, through CLinux: glibc
 /// declares it only under `_GNU_SOURCE`.
 package func system_renameat2(
   _ olddirfd: CInt, _ oldpath: UnsafePointer<CChar>, _ newdirfd: CInt,
   _ newpath: UnsafePointer<CChar>, _ flags: CUnsignedInt
 ) -> CInt {
-  mocked(.renameat2) { cxattr_renameat2(olddirfd, oldpath, newdirfd, newpath, flags) }
+  mocked(.renameat2) { clinux_renameat2(olddirfd, oldpath, newdirfd, newpath, flags) }
 }
 
 /// The corresponding C function is `close(2)`.
@@ -201,9 +205,9 @@ package func system_fchmod(_ fd: CInt, _ mode: mode_t) -> CInt {
   mocked(.fchmod) { fchmod(fd, mode) }
 }
 
-/// The corresponding C function is `getdents64(2)`, through CXattr.
+/// The corresponding C function is `getdents64(2)`, through CLinux.
 package func system_getdents64(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ size: Int) -> Int {
-  mocked(.getdents64) { cxattr_getdents64(fd, buffer, size) }
+  mocked(.getdents64) { clinux_getdents64(fd, buffer, size) }
 }
 
 /// The corresponding C function is `fstatat(2)`.
@@ -218,12 +222,12 @@ package func system_fstat(_ fd: CInt, _ buffer: UnsafeMutablePointer<stat>) -> C
   mocked(.fstat) { fstat(fd, buffer) }
 }
 
-/// The corresponding C function is `statx(2)`, through `syscall(2)` in CXattr.
+/// The corresponding C function is `statx(2)`, through `syscall(2)` in CLinux.
 package func system_statx(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mask: CUnsignedInt,
   _ buffer: UnsafeMutablePointer<statx>
 ) -> CInt {
-  mocked(.statx) { cxattr_statx(dirfd, path, flags, mask, buffer) }
+  mocked(.statx) { clinux_statx(dirfd, path, flags, mask, buffer) }
 }
 
 /// The corresponding C function is `renameat(2)`.
@@ -269,15 +273,15 @@ package func system_readlinkat(
 // MARK: - Inode flags (chattr)
 
 /// The corresponding C function is `ioctl(2)` with `FS_IOC_GETFLAGS`, through
-/// CXattr because `ioctl` is variadic in C.
-package func system_getInodeFlags(_ fd: CInt, _ flags: UnsafeMutablePointer<CInt>) -> CInt {
-  mocked(.getInodeFlags) { cxattr_get_inode_flags(fd, flags) }
+/// CLinux because `ioctl` is variadic in C.
+package func system_get_inode_flags(_ fd: CInt, _ flags: UnsafeMutablePointer<CInt>) -> CInt {
+  mocked(.getInodeFlags) { clinux_get_inode_flags(fd, flags) }
 }
 
 /// The corresponding C function is `ioctl(2)` with `FS_IOC_SETFLAGS`, through
-/// CXattr because `ioctl` is variadic in C.
-package func system_setInodeFlags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> CInt {
-  mocked(.setInodeFlags) { cxattr_set_inode_flags(fd, flags) }
+/// CLinux because `ioctl` is variadic in C.
+package func system_set_inode_flags(_ fd: CInt, _ flags: UnsafePointer<CInt>) -> CInt {
+  mocked(.setInodeFlags) { clinux_set_inode_flags(fd, flags) }
 }
 
 // MARK: - libattr
@@ -317,7 +321,7 @@ package func system_fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
 ///
 /// The corresponding C function is `pipe2(2)`.
 package func system_pipe2(_ fds: UnsafeMutablePointer<CInt>, _ flags: CInt) -> CInt {
-  mocked(.pipe2) { cxattr_pipe2(fds, flags) }
+  mocked(.pipe2) { clinux_pipe2(fds, flags) }
 }
 
 /// The corresponding C function is `waitpid(2)`.
@@ -675,39 +679,40 @@ package func system_getpwuid_r(
 
 // MARK: - Mount namespaces and the new mount API (skipbackup run)
 
-/// The flags of the mount calls below, for the tool, which does not import
-/// CXattr (whose header has them: Swift cannot see the kernel's macros).
+/// The flags of the mount calls below, for the rooms above this one, which
+/// import no C module (CLinux's and CMount's headers have them: Swift cannot
+/// see the kernel's macros).
 package enum MountFlag {
-  package static let atWorkingDirectory = CXATTR_AT_FDCWD
-  package static let pathOnly = CXATTR_O_PATH
-  package static let newMountNamespace = CXATTR_CLONE_NEWNS
-  package static let newUserNamespace = CXATTR_CLONE_NEWUSER
-  package static let recursive = CXATTR_MS_REC
-  package static let `private` = CXATTR_MS_PRIVATE
-  package static let fsopenCloseOnExec = CXATTR_FSOPEN_CLOEXEC
-  package static let setFlag = CXATTR_FSCONFIG_SET_FLAG
-  package static let setString = CXATTR_FSCONFIG_SET_STRING
-  package static let create = CXATTR_FSCONFIG_CMD_CREATE
-  package static let fsmountCloseOnExec = CXATTR_FSMOUNT_CLOEXEC
-  package static let readOnly = CXATTR_MOUNT_ATTR_RDONLY
-  package static let emptyPath = CXATTR_MOVE_MOUNT_F_EMPTY_PATH
-  package static let targetEmptyPath = CXATTR_MOVE_MOUNT_T_EMPTY_PATH
-  package static let cloneTree = CXATTR_OPEN_TREE_CLONE
-  package static let treeCloseOnExec = CXATTR_OPEN_TREE_CLOEXEC
-  package static let recursiveTree = CXATTR_AT_RECURSIVE
-  package static let symbolicLinkNoFollow = UInt32(CXATTR_AT_SYMLINK_NOFOLLOW)
-  package static let atEmptyPath = UInt32(CXATTR_AT_EMPTY_PATH)
-  package static let noSetUserID = CXATTR_MOUNT_ATTR_NOSUID
-  package static let noDevices = CXATTR_MOUNT_ATTR_NODEV
-  package static let noExecution = CXATTR_MOUNT_ATTR_NOEXEC
-  package static let noAccessTime = CXATTR_MOUNT_ATTR_NOATIME
-  package static let strictAccessTime = CXATTR_MOUNT_ATTR_STRICTATIME
-  package static let noDirectoryAccessTime = CXATTR_MOUNT_ATTR_NODIRATIME
+  package static let atWorkingDirectory = CLINUX_AT_FDCWD
+  package static let pathOnly = CLINUX_O_PATH
+  package static let newMountNamespace = CMOUNT_CLONE_NEWNS
+  package static let newUserNamespace = CMOUNT_CLONE_NEWUSER
+  package static let recursive = CMOUNT_MS_REC
+  package static let `private` = CMOUNT_MS_PRIVATE
+  package static let fsopenCloseOnExec = CMOUNT_FSOPEN_CLOEXEC
+  package static let setFlag = CMOUNT_FSCONFIG_SET_FLAG
+  package static let setString = CMOUNT_FSCONFIG_SET_STRING
+  package static let create = CMOUNT_FSCONFIG_CMD_CREATE
+  package static let fsmountCloseOnExec = CMOUNT_FSMOUNT_CLOEXEC
+  package static let readOnly = CMOUNT_MOUNT_ATTR_RDONLY
+  package static let emptyPath = CMOUNT_MOVE_MOUNT_F_EMPTY_PATH
+  package static let targetEmptyPath = CMOUNT_MOVE_MOUNT_T_EMPTY_PATH
+  package static let cloneTree = CMOUNT_OPEN_TREE_CLONE
+  package static let treeCloseOnExec = CMOUNT_OPEN_TREE_CLOEXEC
+  package static let recursiveTree = CLINUX_AT_RECURSIVE
+  package static let symbolicLinkNoFollow = UInt32(CLINUX_AT_SYMLINK_NOFOLLOW)
+  package static let atEmptyPath = UInt32(CLINUX_AT_EMPTY_PATH)
+  package static let noSetUserID = CMOUNT_MOUNT_ATTR_NOSUID
+  package static let noDevices = CMOUNT_MOUNT_ATTR_NODEV
+  package static let noExecution = CMOUNT_MOUNT_ATTR_NOEXEC
+  package static let noAccessTime = CMOUNT_MOUNT_ATTR_NOATIME
+  package static let strictAccessTime = CMOUNT_MOUNT_ATTR_STRICTATIME
+  package static let noDirectoryAccessTime = CMOUNT_MOUNT_ATTR_NODIRATIME
 }
 
 /// The inode flags (`chattr`) that tmpfs keeps (mm/shmem.c's
 /// SHMEM_FL_USER_MODIFIABLE on Linux 6.18, casefolding aside), for the tool,
-/// which does not import CXattr: the view's layer carries these of each
+/// which imports no C module: the view's layer carries these of each
 /// real directory it stands for.
 package enum InodeFlag {
   package static let immutable = FS_IMMUTABLE_FL
@@ -719,12 +724,12 @@ package enum InodeFlag {
 /// The flags statfs(2) reports in `f_flags` (`ST_*` of <sys/statvfs.h>,
 /// which Swift sees only under `_GNU_SOURCE`).
 package enum FilesystemFlag {
-  package static let noSetUserID = CXATTR_ST_NOSUID
-  package static let noDevices = CXATTR_ST_NODEV
-  package static let noExecution = CXATTR_ST_NOEXEC
-  package static let noAccessTime = CXATTR_ST_NOATIME
-  package static let noDirectoryAccessTime = CXATTR_ST_NODIRATIME
-  package static let relativeAccessTime = CXATTR_ST_RELATIME
+  package static let noSetUserID = CMOUNT_ST_NOSUID
+  package static let noDevices = CMOUNT_ST_NODEV
+  package static let noExecution = CMOUNT_ST_NOEXEC
+  package static let noAccessTime = CMOUNT_ST_NOATIME
+  package static let noDirectoryAccessTime = CMOUNT_ST_NODIRATIME
+  package static let relativeAccessTime = CMOUNT_ST_RELATIME
 
   /// The `f_flags` of the filesystem `fd` is on, as mounted there
   /// (statfs(2)), for the tool, to which `struct statfs` is not visible.
@@ -744,55 +749,55 @@ package enum FilesystemFlag {
   }
 }
 
-/// The corresponding C function is `unshare(2)`, through CXattr: glibc
+/// The corresponding C function is `unshare(2)`, through CMount: glibc
 /// declares it only under `_GNU_SOURCE`.
 package func system_unshare(_ flags: CInt) -> CInt {
-  mocked(.unshare) { cxattr_unshare(flags) }
+  mocked(.unshare) { cmount_unshare(flags) }
 }
 
 /// The corresponding C function is `mount(2)`, through `syscall(2)` in
-/// CXattr: `<sys/mount.h>` clashes with `<linux/fs.h>` in glibc 2.36.
+/// CMount: `<sys/mount.h>` clashes with `<linux/fs.h>` in glibc 2.36.
 package func system_mount(
   _ source: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>,
   _ type: UnsafePointer<CChar>?, _ flags: UInt, _ data: UnsafeRawPointer?
 ) -> CInt {
-  mocked(.mount) { cxattr_mount(source, target, type, flags, data) }
+  mocked(.mount) { cmount_mount(source, target, type, flags, data) }
 }
 
-/// The corresponding C function is `fsopen(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+/// The corresponding C function is `fsopen(2)` (Linux 5.2), through `syscall(2)` in CMount.
 package func system_fsopen(_ name: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> CInt {
-  mocked(.fsopen) { cxattr_fsopen(name, flags) }
+  mocked(.fsopen) { cmount_fsopen(name, flags) }
 }
 
-/// The corresponding C function is `fsconfig(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+/// The corresponding C function is `fsconfig(2)` (Linux 5.2), through `syscall(2)` in CMount.
 package func system_fsconfig(
   _ fd: CInt, _ command: CUnsignedInt, _ key: UnsafePointer<CChar>?,
   _ value: UnsafeRawPointer?, _ aux: CInt
 ) -> CInt {
-  mocked(.fsconfig) { cxattr_fsconfig(fd, command, key, value, aux) }
+  mocked(.fsconfig) { cmount_fsconfig(fd, command, key, value, aux) }
 }
 
-/// The corresponding C function is `fsmount(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+/// The corresponding C function is `fsmount(2)` (Linux 5.2), through `syscall(2)` in CMount.
 package func system_fsmount(_ fd: CInt, _ flags: CUnsignedInt, _ attributes: CUnsignedInt)
   -> CInt
 {
-  mocked(.fsmount) { cxattr_fsmount(fd, flags, attributes) }
+  mocked(.fsmount) { cmount_fsmount(fd, flags, attributes) }
 }
 
-/// The corresponding C function is `move_mount(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+/// The corresponding C function is `move_mount(2)` (Linux 5.2), through `syscall(2)` in CMount.
 package func system_move_mount(
   _ fromDirectory: CInt, _ fromPath: UnsafePointer<CChar>, _ toDirectory: CInt,
   _ toPath: UnsafePointer<CChar>, _ flags: CUnsignedInt
 ) -> CInt {
-  mocked(.moveMount) { cxattr_move_mount(fromDirectory, fromPath, toDirectory, toPath, flags) }
+  mocked(.moveMount) { cmount_move_mount(fromDirectory, fromPath, toDirectory, toPath, flags) }
 }
 
-/// The corresponding C function is `mknodat(2)`, through CXattr: `makedev` is a macro.
+/// The corresponding C function is `mknodat(2)`, through CLinux: `makedev` is a macro.
 package func system_mknodat(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t, _ major: CUnsignedInt,
   _ minor: CUnsignedInt
 ) -> CInt {
-  mocked(.mknodat) { cxattr_mknodat(dirfd, path, mode, major, minor) }
+  mocked(.mknodat) { clinux_mknodat(dirfd, path, mode, major, minor) }
 }
 
 /// The corresponding C function is `mkdirat(2)`.
@@ -830,10 +835,10 @@ package func system_dup(_ fd: CInt) -> CInt {
 }
 
 /// The corresponding C function is `fcntl(2)` with `F_DUPFD_CLOEXEC`: a
-/// duplicate closed on exec from the start, through CXattr because `fcntl`
+/// duplicate closed on exec from the start, through CLinux because `fcntl`
 /// is variadic. Mocked as `dup`, which it is with that flag.
 package func system_fcntl_dupfd_cloexec(_ fd: CInt) -> CInt {
-  mocked(.dup) { cxattr_dup_cloexec(fd) }
+  mocked(.dup) { clinux_dup_cloexec(fd) }
 }
 
 /// The corresponding C function is `dup2(2)`.
@@ -850,139 +855,140 @@ package func system_setenv(
 
 // MARK: - Snapshots (skipbackup run --snapshot)
 
-/// The snapshot calls' constants, for the tool, which does not import CXattr.
+/// The snapshot calls' constants, for the tool, which imports no C module.
 package enum SnapshotFlag {
-  package static let btrfsMagic = CXATTR_BTRFS_SUPER_MAGIC
-  package static let subvolumeRootInode = CXATTR_BTRFS_SUBVOLUME_ROOT_INODE
-  package static let readOnly = CXATTR_BTRFS_SUBVOL_RDONLY
-  /// Room for the subvolumes one call of ``system_btrfsSubvolumeChildren`` names.
-  package static let childrenMost = Int(CXATTR_BTRFS_CHILDREN_MOST)
-  /// Room for the path ``system_btrfsSubvolumePlace`` writes.
-  package static let placeMost = Int(CXATTR_BTRFS_PLACE_MOST)
+  package static let btrfsMagic = CBTRFS_SUPER_MAGIC
+  package static let subvolumeRootInode = CBTRFS_SUBVOLUME_ROOT_INODE
+  package static let readOnly = CBTRFS_SUBVOL_RDONLY
+  /// Room for the subvolumes one call of ``system_btrfs_subvolume_children`` names.
+  package static let childrenMost = Int(CBTRFS_CHILDREN_MOST)
+  /// Room for the path ``system_btrfs_subvolume_place`` writes.
+  package static let placeMost = Int(CBTRFS_PLACE_MOST)
 }
 
 /// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SNAP_CREATE_V2`,
-/// through CXattr: a snapshot of the subvolume whose root is open as
+/// through CBtrfs: a snapshot of the subvolume whose root is open as
 /// `source`, made in the directory `destination` as `name`.
-package func system_btrfsSnapshotCreate(
+package func system_btrfs_snapshot_create(
   _ destination: CInt, _ source: CInt, _ name: UnsafePointer<CChar>, _ readOnly: Bool
 ) -> CInt {
   mocked(.btrfsSnapshotCreate) {
-    cxattr_btrfs_snapshot_create(destination, source, name, readOnly ? 1 : 0)
+    cbtrfs_snapshot_create(destination, source, name, readOnly ? 1 : 0)
   }
 }
 
 /// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SNAP_DESTROY`,
-/// through CXattr: deletes the subvolume `name` of the directory `parent`.
-package func system_btrfsSnapshotDestroy(_ parent: CInt, _ name: UnsafePointer<CChar>) -> CInt {
-  mocked(.btrfsSnapshotDestroy) { cxattr_btrfs_snapshot_destroy(parent, name) }
+/// through CBtrfs: deletes the subvolume `name` of the directory `parent`.
+package func system_btrfs_snapshot_destroy(_ parent: CInt, _ name: UnsafePointer<CChar>) -> CInt {
+  mocked(.btrfsSnapshotDestroy) { cbtrfs_snapshot_destroy(parent, name) }
 }
 
-/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SUBVOL_GETFLAGS`, through CXattr.
-package func system_btrfsSubvolumeGetFlags(_ fd: CInt, _ flags: UnsafeMutablePointer<UInt64>)
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SUBVOL_GETFLAGS`, through CBtrfs.
+package func system_btrfs_subvolume_get_flags(_ fd: CInt, _ flags: UnsafeMutablePointer<UInt64>)
   -> CInt
 {
   mocked(.btrfsSubvolumeGetFlags) {
     flags.withMemoryRebound(to: CUnsignedLongLong.self, capacity: 1) {
-      cxattr_btrfs_subvolume_get_flags(fd, $0)
+      cbtrfs_subvolume_get_flags(fd, $0)
     }
   }
 }
 
-/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SUBVOL_SETFLAGS`, through CXattr.
-package func system_btrfsSubvolumeSetFlags(_ fd: CInt, _ flags: UInt64) -> CInt {
+/// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_SUBVOL_SETFLAGS`, through CBtrfs.
+package func system_btrfs_subvolume_set_flags(_ fd: CInt, _ flags: UInt64) -> CInt {
   var value = CUnsignedLongLong(flags)
-  return mocked(.btrfsSubvolumeSetFlags) { cxattr_btrfs_subvolume_set_flags(fd, &value) }
+  return mocked(.btrfsSubvolumeSetFlags) { cbtrfs_subvolume_set_flags(fd, &value) }
 }
 
 /// The subvolumes made directly in the btrfs subvolume `fd` is in, from
 /// tree id `next` on: each one's tree id and the number of the directory
-/// holding it, `CXATTR_BTRFS_CHILDREN_MOST` at most; 1 when more follow, 0
+/// holding it, `CBTRFS_CHILDREN_MOST` at most; 1 when more follow, 0
 /// after the last, -1 with errno.
 ///
 /// The corresponding C function is `ioctl(2)` with
-/// `BTRFS_IOC_GET_SUBVOL_ROOTREF`, through CXattr.
-package func system_btrfsSubvolumeChildren(
+/// `BTRFS_IOC_GET_SUBVOL_ROOTREF`, through CBtrfs.
+package func system_btrfs_subvolume_children(
   _ fd: CInt, _ next: inout UInt64, _ treeids: UnsafeMutablePointer<CUnsignedLongLong>,
   _ dirids: UnsafeMutablePointer<CUnsignedLongLong>, _ count: inout CInt
 ) -> CInt {
   var from = CUnsignedLongLong(next)
   defer { next = UInt64(from) }
   return mocked(.btrfsSubvolumeChildren) {
-    cxattr_btrfs_subvolume_children(fd, &from, treeids, dirids, &count)
+    cbtrfs_subvolume_children(fd, &from, treeids, dirids, &count)
   }
 }
 
 /// Where the subvolume `treeid`, made in the directory `dirid`, is below
-/// the subvolume's root `fd`, into `path` (`CXATTR_BTRFS_PLACE_MOST`
+/// the subvolume's root `fd`, into `path` (`CBTRFS_PLACE_MOST`
 /// bytes): the directory's path ("" or ending in "/") and the subvolume's
 /// name, NUL-terminated.
 ///
 /// The corresponding C function is `ioctl(2)` with
-/// `BTRFS_IOC_INO_LOOKUP_USER`, through CXattr.
-package func system_btrfsSubvolumePlace(
+/// `BTRFS_IOC_INO_LOOKUP_USER`, through CBtrfs.
+package func system_btrfs_subvolume_place(
   _ fd: CInt, _ dirid: UInt64, _ treeid: UInt64, _ path: UnsafeMutablePointer<CChar>
 ) -> CInt {
   mocked(.btrfsSubvolumePlace) {
-    cxattr_btrfs_subvolume_place(fd, CUnsignedLongLong(dirid), CUnsignedLongLong(treeid), path)
+    cbtrfs_subvolume_place(fd, CUnsignedLongLong(dirid), CUnsignedLongLong(treeid), path)
   }
 }
 
 /// One step of a search of the tree of the btrfs subvolume `fd` is in for
 /// the inodes that hold an extended attribute, the nodump flag, or are a
 /// character device, ascending; CAP_SYS_ADMIN only. `inodes` has room for
-/// `CXATTR_BTRFS_SEARCH_MOST`; `done` is set after the last step.
+/// `CBTRFS_SEARCH_MOST`; `done` is set after the last step.
 ///
 /// The corresponding C function is `ioctl(2)` with
-/// `BTRFS_IOC_TREE_SEARCH_V2`, through CXattr.
-package func system_btrfsInodeSearchStep(
+/// `BTRFS_IOC_TREE_SEARCH_V2`, through CBtrfs.
+package func system_btrfs_inode_search_step(
   _ fd: CInt, _ search: OpaquePointer, _ inodes: UnsafeMutablePointer<CUnsignedLongLong>,
   _ done: inout CInt
 ) -> Int {
-  mocked(.btrfsTreeSearch) { cxattr_btrfs_inode_search_step(fd, search, inodes, &done) }
+  mocked(.btrfsTreeSearch) { cbtrfs_inode_search_step(fd, search, inodes, &done) }
 }
 
 /// How many numbers one step of a search may write.
-package let btrfsInodeSearchMost = Int(CXATTR_BTRFS_SEARCH_MOST)
+package let btrfsInodeSearchMost = Int(CBTRFS_SEARCH_MOST)
 
 /// Cannot fail: without memory for its megabyte it stops the process, as
 /// Swift's own allocations do.
 ///
-/// The state of a search (``system_btrfsInodeSearchStep(_:_:_:_:)``), for
+/// The state of a search (``system_btrfs_inode_search_step(_:_:_:_:)``), for
 /// one range after another; the corresponding C function is `calloc(3)`,
-/// through CXattr.
-package func system_btrfsInodeSearchNew() -> OpaquePointer {
-  cxattr_btrfs_inode_search_new()
+/// through CBtrfs.
+package func system_btrfs_inode_search_new() -> OpaquePointer {
+  cbtrfs_inode_search_new()
 }
 
 /// Cannot fail: it only sets fields.
 ///
 /// Points a search's state at the objectids `first` to `last`.
-package func system_btrfsInodeSearchStart(_ search: OpaquePointer, _ first: UInt64, _ last: UInt64)
-{
-  cxattr_btrfs_inode_search_start(search, CUnsignedLongLong(first), CUnsignedLongLong(last))
+package func system_btrfs_inode_search_start(
+  _ search: OpaquePointer, _ first: UInt64, _ last: UInt64
+) {
+  cbtrfs_inode_search_start(search, CUnsignedLongLong(first), CUnsignedLongLong(last))
 }
 
 /// Whether the kernel allows the search
-/// (``system_btrfsInodeSearchStep(_:_:_:_:)``) on the btrfs subvolume `fd`
+/// (``system_btrfs_inode_search_step(_:_:_:_:)``) on the btrfs subvolume `fd`
 /// is in: CAP_SYS_ADMIN only.
 ///
 /// The corresponding C function is `ioctl(2)` with
-/// `BTRFS_IOC_TREE_SEARCH_V2`, for one item, through CXattr.
-package func system_btrfsInodeSearchAllowed(_ fd: CInt) -> CInt {
-  mocked(.btrfsTreeSearch) { cxattr_btrfs_inode_search_allowed(fd) }
+/// `BTRFS_IOC_TREE_SEARCH_V2`, for one item, through CBtrfs.
+package func system_btrfs_inode_search_allowed(_ fd: CInt) -> CInt {
+  mocked(.btrfsTreeSearch) { cbtrfs_inode_search_allowed(fd) }
 }
 
 /// Cannot fail: `free(3)` returns nothing.
 ///
 /// Frees a search's state.
-package func system_btrfsInodeSearchFree(_ search: OpaquePointer) {
-  cxattr_btrfs_inode_search_free(search)
+package func system_btrfs_inode_search_free(_ search: OpaquePointer) {
+  cbtrfs_inode_search_free(search)
 }
 
-/// The corresponding C function is `fork(2)`, through CXattr.
+/// The corresponding C function is `fork(2)`, through CLinux.
 package func system_fork() -> pid_t {
-  mocked(.fork) { pid_t(cxattr_fork()) }
+  mocked(.fork) { pid_t(clinux_fork()) }
 }
 
 /// The corresponding C function is `kill(2)`.
@@ -1011,18 +1017,18 @@ package func system_sigprocmask(
   mocked(.sigprocmask) { sigprocmask(how, set, old) }
 }
 
-/// The corresponding C function is `sigwaitinfo(2)`, through CXattr, which
+/// The corresponding C function is `sigwaitinfo(2)`, through CLinux, which
 /// also gives the signal's `si_code`: whether a process sent it (`SI_USER`,
 /// 0, and below) or the kernel (a terminal's ^C, `SI_KERNEL`).
 package func system_sigwaitinfo(_ set: UnsafePointer<sigset_t>, _ code: UnsafeMutablePointer<CInt>)
   -> CInt
 {
-  mocked(.sigwaitinfo) { cxattr_wait_signal(set, code) }
+  mocked(.sigwaitinfo) { clinux_wait_signal(set, code) }
 }
 
-/// The corresponding C function is `prctl(2)` with `PR_SET_PDEATHSIG`, through CXattr.
-package func system_setParentDeathSignal(_ signal: CInt) -> CInt {
-  mocked(.setParentDeathSignal) { cxattr_set_parent_death_signal(signal) }
+/// The corresponding C function is `prctl(2)` with `PR_SET_PDEATHSIG`, through CLinux.
+package func system_set_parent_death_signal(_ signal: CInt) -> CInt {
+  mocked(.setParentDeathSignal) { clinux_set_parent_death_signal(signal) }
 }
 
 /// Cannot fail; does not return. For a process that must not run exit
@@ -1033,19 +1039,19 @@ package func system__exit(_ status: CInt) -> Never {
   _exit(status)
 }
 
-/// The corresponding C function is `open_tree(2)` (Linux 5.2), through `syscall(2)` in CXattr.
+/// The corresponding C function is `open_tree(2)` (Linux 5.2), through `syscall(2)` in CMount.
 package func system_open_tree(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CUnsignedInt
 ) -> CInt {
-  mocked(.openTree) { cxattr_open_tree(dirfd, path, flags) }
+  mocked(.openTree) { cmount_open_tree(dirfd, path, flags) }
 }
 
 /// The corresponding C function is `mount_setattr(2)` (Linux 5.12), setting
-/// `attributes` and clearing none, through `syscall(2)` in CXattr.
+/// `attributes` and clearing none, through `syscall(2)` in CMount.
 package func system_mount_setattr(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ flags: CUnsignedInt, _ attributes: UInt64
 ) -> CInt {
-  mocked(.mountSetattr) { cxattr_mount_setattr(dirfd, path, flags, attributes) }
+  mocked(.mountSetattr) { cmount_mount_setattr(dirfd, path, flags, attributes) }
 }
 
 /// The corresponding C function is `fchdir(2)`.
@@ -1061,39 +1067,39 @@ package func system_chroot(_ path: UnsafePointer<CChar>) -> CInt {
 // MARK: - Watching a tree while run's view is made
 
 /// The flags and event bits of fanotify(7) and the handle flag of
-/// name_to_handle_at(2), for the view, which does not import CXattr.
+/// name_to_handle_at(2), for the view, which imports no C module.
 package enum WatchFlag {
-  package static let closeOnExec = CXATTR_FAN_CLOEXEC
-  package static let nonBlocking = CXATTR_FAN_NONBLOCK
-  package static let unlimitedQueue = CXATTR_FAN_UNLIMITED_QUEUE
-  package static let unlimitedMarks = CXATTR_FAN_UNLIMITED_MARKS
-  package static let reportDirectoryAndName = CXATTR_FAN_REPORT_DFID_NAME
-  package static let add = CXATTR_FAN_MARK_ADD
-  package static let dontFollow = CXATTR_FAN_MARK_DONT_FOLLOW
-  package static let onlyDirectory = CXATTR_FAN_MARK_ONLYDIR
-  package static let filesystem = CXATTR_FAN_MARK_FILESYSTEM
-  package static let flush = CXATTR_FAN_MARK_FLUSH
-  package static let attributes = CXATTR_FAN_ATTRIB
-  package static let movedFrom = CXATTR_FAN_MOVED_FROM
-  package static let movedTo = CXATTR_FAN_MOVED_TO
-  package static let created = CXATTR_FAN_CREATE
-  package static let deleted = CXATTR_FAN_DELETE
-  package static let overflow = CXATTR_FAN_Q_OVERFLOW
-  package static let onChildren = CXATTR_FAN_EVENT_ON_CHILD
-  package static let onDirectory = CXATTR_FAN_ONDIR
-  package static let directoryAndName = CXATTR_FAN_EVENT_INFO_TYPE_DFID_NAME
-  package static let metadataVersion = CXATTR_FANOTIFY_METADATA_VERSION
-  package static let handleForIdentity = CXATTR_AT_HANDLE_FID
-  package static let symbolicLinkFollow = CXATTR_AT_SYMLINK_FOLLOW
-  package static let emptyPath = CXATTR_AT_EMPTY_PATH
+  package static let closeOnExec = CFANOTIFY_FAN_CLOEXEC
+  package static let nonBlocking = CFANOTIFY_FAN_NONBLOCK
+  package static let unlimitedQueue = CFANOTIFY_FAN_UNLIMITED_QUEUE
+  package static let unlimitedMarks = CFANOTIFY_FAN_UNLIMITED_MARKS
+  package static let reportDirectoryAndName = CFANOTIFY_FAN_REPORT_DFID_NAME
+  package static let add = CFANOTIFY_FAN_MARK_ADD
+  package static let dontFollow = CFANOTIFY_FAN_MARK_DONT_FOLLOW
+  package static let onlyDirectory = CFANOTIFY_FAN_MARK_ONLYDIR
+  package static let filesystem = CFANOTIFY_FAN_MARK_FILESYSTEM
+  package static let flush = CFANOTIFY_FAN_MARK_FLUSH
+  package static let attributes = CFANOTIFY_FAN_ATTRIB
+  package static let movedFrom = CFANOTIFY_FAN_MOVED_FROM
+  package static let movedTo = CFANOTIFY_FAN_MOVED_TO
+  package static let created = CFANOTIFY_FAN_CREATE
+  package static let deleted = CFANOTIFY_FAN_DELETE
+  package static let overflow = CFANOTIFY_FAN_Q_OVERFLOW
+  package static let onChildren = CFANOTIFY_FAN_EVENT_ON_CHILD
+  package static let onDirectory = CFANOTIFY_FAN_ONDIR
+  package static let directoryAndName = CFANOTIFY_FAN_EVENT_INFO_TYPE_DFID_NAME
+  package static let metadataVersion = CFANOTIFY_FANOTIFY_METADATA_VERSION
+  package static let handleForIdentity = CLINUX_AT_HANDLE_FID
+  package static let symbolicLinkFollow = CLINUX_AT_SYMLINK_FOLLOW
+  package static let emptyPath = CLINUX_AT_EMPTY_PATH
   /// The bytes of a buffer for ``system_name_to_handle_at(_:_:_:_:_:)``:
   /// struct file_handle's two fields and the longest handle.
-  package static let handleBufferSize = 8 + Int(CXATTR_MAX_HANDLE_SZ)
+  package static let handleBufferSize = 8 + Int(CFANOTIFY_MAX_HANDLE_SZ)
 }
 
 /// The corresponding C function is `fanotify_init(2)`.
 package func system_fanotify_init(_ flags: CUnsignedInt, _ eventFlags: CUnsignedInt) -> CInt {
-  mocked(.fanotifyInit) { cxattr_fanotify_init(flags, eventFlags) }
+  mocked(.fanotifyInit) { cfanotify_fanotify_init(flags, eventFlags) }
 }
 
 /// The corresponding C function is `fanotify_mark(2)`.
@@ -1101,7 +1107,7 @@ package func system_fanotify_mark(
   _ fd: CInt, _ flags: CUnsignedInt, _ mask: UInt64, _ dirfd: CInt,
   _ path: UnsafePointer<CChar>?
 ) -> CInt {
-  mocked(.fanotifyMark) { cxattr_fanotify_mark(fd, flags, mask, dirfd, path) }
+  mocked(.fanotifyMark) { cfanotify_fanotify_mark(fd, flags, mask, dirfd, path) }
 }
 
 /// The corresponding C function is `name_to_handle_at(2)`, into `handle`,
@@ -1110,7 +1116,7 @@ package func system_name_to_handle_at(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ handle: UnsafeMutableRawPointer,
   _ mountID: UnsafeMutablePointer<CInt>, _ flags: CInt
 ) -> CInt {
-  mocked(.nameToHandleAt) { cxattr_name_to_handle_at(dirfd, path, handle, mountID, flags) }
+  mocked(.nameToHandleAt) { cfanotify_name_to_handle_at(dirfd, path, handle, mountID, flags) }
 }
 
 /// The corresponding C function is `read(2)` of an fanotify group's events:

@@ -1,4 +1,4 @@
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -18,7 +18,7 @@ package enum UnnamedFile {
   /// The corresponding C function is `openat(2)` with `O_TMPFILE`.
   package static func open(in directory: CInt, mode: mode_t) -> Result<CInt?, Errno> {
     let opened = valueOrErrno {
-      system_openat(directory, ".", CXATTR_O_TMPFILE | O_WRONLY | O_CLOEXEC, mode)
+      system_openat(directory, ".", CLINUX_O_TMPFILE | O_WRONLY | O_CLOEXEC, mode)
     }
     switch opened {
     case .success(let file): return .success(file)
@@ -38,7 +38,7 @@ package enum UnnamedFile {
     FilePath("/proc/self/fd/\(file)").withCString { source in
       name.withCString { name in
         valueOrErrno {
-          system_linkat(CXATTR_AT_FDCWD, source, directory, name, AT_SYMLINK_FOLLOW)
+          system_linkat(CLINUX_AT_FDCWD, source, directory, name, AT_SYMLINK_FOLLOW)
         }.map { _ in () }
       }
     }

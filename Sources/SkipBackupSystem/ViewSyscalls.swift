@@ -1,4 +1,4 @@
-import CXattr
+import CBtrfs
 
 #if canImport(Glibc)
   import Glibc
@@ -7,25 +7,25 @@ import CXattr
 #endif
 
 /// The corresponding C function is `ioctl(2)` with
-/// `BTRFS_IOC_GET_SUBVOL_INFO`, through CXattr: the subvolume ID of the
+/// `BTRFS_IOC_GET_SUBVOL_INFO`, through CBtrfs: the subvolume ID of the
 /// subvolume `fd` is in, and the transaction that made it.
-package func system_btrfsSubvolumeIdentity(
+package func system_btrfs_subvolume_identity(
   _ fd: CInt, _ treeid: inout UInt64, _ otransid: inout UInt64
 ) -> CInt {
   var tree: CUnsignedLongLong = 0
   var made: CUnsignedLongLong = 0
-  let result = mocked(.btrfsSubvolumeInfo) { cxattr_btrfs_subvolume_identity(fd, &tree, &made) }
+  let result = mocked(.btrfsSubvolumeInfo) { cbtrfs_subvolume_identity(fd, &tree, &made) }
   treeid = UInt64(tree)
   otransid = UInt64(made)
   return result
 }
 
 /// The corresponding C function is `ioctl(2)` with `BTRFS_IOC_FS_INFO`,
-/// through CXattr: the 16-byte fsid of the btrfs filesystem `fd` is on.
-package func system_btrfsFilesystemID(_ fd: CInt, _ fsid: inout [UInt8]) -> CInt {
+/// through CBtrfs: the 16-byte fsid of the btrfs filesystem `fd` is on.
+package func system_btrfs_filesystem_id(_ fd: CInt, _ fsid: inout [UInt8]) -> CInt {
   fsid = [UInt8](repeating: 0, count: 16)
   return mocked(.btrfsFilesystemInfo) {
-    fsid.withUnsafeMutableBufferPointer { cxattr_btrfs_filesystem_id(fd, $0.baseAddress!) }
+    fsid.withUnsafeMutableBufferPointer { cbtrfs_filesystem_id(fd, $0.baseAddress!) }
   }
 }
 

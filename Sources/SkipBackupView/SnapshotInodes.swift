@@ -79,13 +79,13 @@ package final class SnapshotInodes {
     }
     guard opened.maySearchSubvolume() else { return nil }
     self.descriptor = opened
-    search = system_btrfsInodeSearchNew()
+    search = system_btrfs_inode_search_new()
     room = .allocate(capacity: btrfsInodeSearchMost)
   }
 
   deinit {
     room.deallocate()
-    system_btrfsInodeSearchFree(search)
+    system_btrfs_inode_search_free(search)
   }
 
   /// Whether the inode `inode` may carry a mark, or be a whiteout to
@@ -112,7 +112,7 @@ package final class SnapshotInodes {
   /// search failed.
   private func read(window index: UInt64) -> UInt64? {
     let first = index * 64
-    system_btrfsInodeSearchStart(search, first, first + 63)
+    system_btrfs_inode_search_start(search, first, first + 63)
     var bits: UInt64 = 0
     var done: CInt = 0
     while done == 0 {

@@ -62,7 +62,7 @@ package enum SupervisedCommand {
     case 0:
       // The child: dies with the parent, even if the parent died before
       // this call (then its parent is another process already).
-      try check(.setParentDeathSignal, "/") { system_setParentDeathSignal(SIGKILL) }
+      try check(.setParentDeathSignal, "/") { system_set_parent_death_signal(SIGKILL) }
       if system_getppid() != parent { _ = system_kill(system_getpid(), SIGKILL) }
       try check(.sigprocmask, "/") { system_sigprocmask(SIG_SETMASK, &previous, nil) }
       return .command

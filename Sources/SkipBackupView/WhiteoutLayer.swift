@@ -241,7 +241,7 @@ package struct WhiteoutLayer: ~Copyable {
     do {
       _ = try real.withOpenDescriptor(O_RDONLY | O_NONBLOCK | O_DIRECTORY) {
         (descriptor) throws(SkipBackupError) in
-        try check(.getInodeFlags, path) { system_getInodeFlags(descriptor, &flags) }
+        try check(.getInodeFlags, path) { system_get_inode_flags(descriptor, &flags) }
       }
     } catch
       where error.call == .getInodeFlags
@@ -253,7 +253,7 @@ package struct WhiteoutLayer: ~Copyable {
       flags
       & (InodeFlag.noDump | InodeFlag.noAccessTime | InodeFlag.immutable | InodeFlag.appendOnly)
     guard carried != 0 else { return }
-    try check(.setInodeFlags, path) { system_setInodeFlags(layer, &carried) }
+    try check(.setInodeFlags, path) { system_set_inode_flags(layer, &carried) }
   }
 
   /// A call on the last name of `relative` in the layer, in its parent;

@@ -1,6 +1,6 @@
 import SkipBackupMarks
 import SkipBackupSystem
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)

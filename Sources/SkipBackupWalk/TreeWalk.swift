@@ -1,6 +1,6 @@
 import SkipBackupMarks
 import SkipBackupSystem
-import CXattr
+import CLinux
 import Synchronization
 import SystemPackage
 
@@ -178,7 +178,7 @@ final class VanishedEntry: @unchecked Sendable {
     let opened = valueOrErrno {
       // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
       // raw calls)
-      system_openat(parent, ".", CXATTR_O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
+      system_openat(parent, ".", CLINUX_O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
     }
     guard case .success(let descriptor) = opened else { return nil }
     self.parent = descriptor
@@ -313,7 +313,7 @@ private func openRoot(
       // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
       // raw calls)
       system_openat(
-        CXATTR_AT_FDCWD, path, TreeWalker.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
+        CLINUX_AT_FDCWD, path, TreeWalker.directoryFlags & ~(follow ? O_NOFOLLOW : 0), 0)
     }
   }
   switch opened {

@@ -129,10 +129,10 @@ import Testing
         case .flock: return outcome(system_flock(-1, LOCK_EX))
         case .getInodeFlags:
           var flags: CInt = 0
-          return outcome(system_getInodeFlags(-1, &flags))
+          return outcome(system_get_inode_flags(-1, &flags))
         case .setInodeFlags:
           var flags: CInt = 0
-          return outcome(system_setInodeFlags(-1, &flags))
+          return outcome(system_set_inode_flags(-1, &flags))
         case .attrCopyAction: return outcome(system_attr_copy_action(name))
         case .getrlimit:
           var limit = rlimit()
@@ -211,35 +211,35 @@ import Testing
         case .openTree: return outcome(system_open_tree(-1, missing, 0))
         case .mountSetattr: return outcome(system_mount_setattr(-1, missing, 0, 0))
         case .btrfsSnapshotCreate:
-          return outcome(system_btrfsSnapshotCreate(-1, -1, "skipbackup-mocking", true))
+          return outcome(system_btrfs_snapshot_create(-1, -1, "skipbackup-mocking", true))
         case .btrfsSnapshotDestroy:
-          return outcome(system_btrfsSnapshotDestroy(-1, "skipbackup-mocking"))
+          return outcome(system_btrfs_snapshot_destroy(-1, "skipbackup-mocking"))
         case .btrfsSubvolumeGetFlags:
           var flags: UInt64 = 0
-          return outcome(system_btrfsSubvolumeGetFlags(-1, &flags))
-        case .btrfsSubvolumeSetFlags: return outcome(system_btrfsSubvolumeSetFlags(-1, 0))
+          return outcome(system_btrfs_subvolume_get_flags(-1, &flags))
+        case .btrfsSubvolumeSetFlags: return outcome(system_btrfs_subvolume_set_flags(-1, 0))
         case .btrfsTreeSearch:
-          let search = system_btrfsInodeSearchNew()
-          defer { system_btrfsInodeSearchFree(search) }
-          system_btrfsInodeSearchStart(search, 256, 256)
+          let search = system_btrfs_inode_search_new()
+          defer { system_btrfs_inode_search_free(search) }
+          system_btrfs_inode_search_start(search, 256, 256)
           var inode: CUnsignedLongLong = 0
           var done: CInt = 0
-          return outcome(CInt(system_btrfsInodeSearchStep(-1, search, &inode, &done)))
+          return outcome(CInt(system_btrfs_inode_search_step(-1, search, &inode, &done)))
         case .btrfsSubvolumeChildren:
           var next: UInt64 = 0
           var count: CInt = 0
           var treeids = [CUnsignedLongLong](repeating: 0, count: SnapshotFlag.childrenMost)
           var dirids = treeids
-          return outcome(system_btrfsSubvolumeChildren(-1, &next, &treeids, &dirids, &count))
+          return outcome(system_btrfs_subvolume_children(-1, &next, &treeids, &dirids, &count))
         case .btrfsSubvolumePlace:
           var path = [CChar](repeating: 0, count: SnapshotFlag.placeMost)
-          return outcome(system_btrfsSubvolumePlace(-1, 256, 257, &path))
+          return outcome(system_btrfs_subvolume_place(-1, 256, 257, &path))
         case .btrfsSubvolumeInfo:
           var (id, made): (UInt64, UInt64) = (0, 0)
-          return outcome(system_btrfsSubvolumeIdentity(-1, &id, &made))
+          return outcome(system_btrfs_subvolume_identity(-1, &id, &made))
         case .btrfsFilesystemInfo:
           var fsid: [UInt8] = []
-          return outcome(system_btrfsFilesystemID(-1, &fsid))
+          return outcome(system_btrfs_filesystem_id(-1, &fsid))
         case .pthreadKill: return outcome(returned: system_pthread_kill(pthread_self(), 0))
         case .sigpending:
           var set = sigset_t()
@@ -261,7 +261,7 @@ import Testing
           // An address the kernel refuses (EFAULT) rather than a set it would wait on.
           var code: CInt = 0
           return outcome(system_sigwaitinfo(UnsafePointer(bitPattern: 8)!, &code))
-        case .setParentDeathSignal: return outcome(system_setParentDeathSignal(-1))
+        case .setParentDeathSignal: return outcome(system_set_parent_death_signal(-1))
         case .fanotifyInit:
           // Flags no kernel knows (EINVAL), so no group is made.
           return outcome(system_fanotify_init(0x8000_0000, 0))

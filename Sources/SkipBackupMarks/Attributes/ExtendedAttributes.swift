@@ -1,4 +1,5 @@
 import SkipBackupSystem
+import CLinux
 import CXattr
 import Synchronization
 import SystemPackage
@@ -370,7 +371,7 @@ public struct ExtendedAttributes: Sendable {
       return (valueOrErrno { byDescriptor(descriptor) }, descriptorCall)
     case .directory(let directory):
       if !xattrAtIsMissing {
-        let flags = CUnsignedInt(follow ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW)
+        let flags = CUnsignedInt(follow ? 0 : CLINUX_AT_SYMLINK_NOFOLLOW)
         let result = item.withPathPointer { path in
           valueOrErrno { relative(directory, path, flags) }
         }

@@ -1,5 +1,5 @@
 import SkipBackupSystem
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -89,7 +89,7 @@ extension FileItem {
       let opened = withAtArguments { directory, path, _ in
         valueOrErrno {
           system_openat(
-            directory, path, CXATTR_O_PATH | O_CLOEXEC | (followsSymbolicLinks ? 0 : O_NOFOLLOW), 0)
+            directory, path, CLINUX_O_PATH | O_CLOEXEC | (followsSymbolicLinks ? 0 : O_NOFOLLOW), 0)
         }
       }
       guard case .success(let descriptor) = opened else { return nil }
@@ -112,7 +112,7 @@ extension FileItem {
     }
     return try? withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
       var flags: CInt = 0
-      return try valueOrErrno { system_getInodeFlags(descriptor, &flags) }
+      return try valueOrErrno { system_get_inode_flags(descriptor, &flags) }
         .map { _ in flags }.get(.getInodeFlags, self)
     }
   }

@@ -1,5 +1,5 @@
 import SkipBackupSystem
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -108,14 +108,14 @@ public struct FileItem: @unchecked Sendable {
   package func withAtArguments<R>(
     _ body: (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> R
   ) -> R {
-    let noFollow = followsSymbolicLinks ? 0 : CXATTR_AT_SYMLINK_NOFOLLOW
+    let noFollow = followsSymbolicLinks ? 0 : CLINUX_AT_SYMLINK_NOFOLLOW
     switch base {
     case .workingDirectory:
-      return withPathPointer { body(CXATTR_AT_FDCWD, $0, noFollow) }
+      return withPathPointer { body(CLINUX_AT_FDCWD, $0, noFollow) }
     case .directory(let directory):
       return withPathPointer { body(directory, $0, noFollow) }
     case .descriptor(let descriptor):
-      return body(descriptor, "", CXATTR_AT_EMPTY_PATH)
+      return body(descriptor, "", CLINUX_AT_EMPTY_PATH)
     }
   }
 

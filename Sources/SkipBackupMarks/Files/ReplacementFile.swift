@@ -1,4 +1,5 @@
 import SkipBackupSystem
+import CLinux
 import CXattr
 import SystemPackage
 
@@ -127,7 +128,7 @@ package final class ReplacementFile {
     // O_NONBLOCK: should a FIFO be swapped in after the check, opening it does not wait.
     let input = try source.withCString { source in
       valueOrErrno {
-        system_openat(CXATTR_AT_FDCWD, source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
+        system_openat(CLINUX_AT_FDCWD, source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
       }
     }.get(.openat, sourceItem)
     defer { _ = system_close(input) }

@@ -1,5 +1,5 @@
 import SkipBackupSystem
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import SkipBackupSystem
-import CXattr
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -96,7 +96,7 @@ package enum NodumpFlag {
       let wanted = change(flags)
       guard wanted != flags else { return false }
       flags = wanted
-      _ = try valueOrErrno { system_setInodeFlags(descriptor, &flags) }
+      _ = try valueOrErrno { system_set_inode_flags(descriptor, &flags) }
         .get(.setInodeFlags, item)
       return true
     }
@@ -112,7 +112,7 @@ package enum NodumpFlag {
 
   private static func flags(_ descriptor: CInt, _ item: FileItem) throws(SkipBackupError) -> CInt {
     var flags: CInt = 0
-    _ = try valueOrErrno { system_getInodeFlags(descriptor, &flags) }
+    _ = try valueOrErrno { system_get_inode_flags(descriptor, &flags) }
       .get(.getInodeFlags, item)
     return flags
   }
