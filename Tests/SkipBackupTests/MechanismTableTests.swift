@@ -64,9 +64,9 @@ import TestSupport
   @Test func eachValueIsReadAndMarkedByTheRule() throws {
     let tree = try TemporaryDirectory()
     let names = [Names.legacy, Names.resource, Names.xdg]
-    #expect(names.count == MechanismSet.all.count)
+    #expect(names.count == MechanismSet.attributes.count)
     for (index, name) in names.enumerated() {
-      let mechanism = MechanismSet.all.members[index]
+      let mechanism = MechanismSet.attributes.members[index]
       #expect(mechanism.attributeName?.description == name)
       for (number, value) in Self.values[name, default: []].enumerated() {
         let file = tree.file("\(mechanism)-\(number)")
@@ -79,12 +79,12 @@ import TestSupport
         #expect(
           try MechanismSet(mechanism).marks(on: item)
             == (value.marked ? MechanismSet(mechanism) : []), "\(name)=\(value.hex)")
-        #expect(try MechanismSet.all.mark(item), "\(name)=\(value.hex)")
+        #expect(try MechanismSet.attributes.mark(item), "\(name)=\(value.hex)")
         let written = hex(pythonGetxattr(file, name) ?? [])
         #expect(
           written == (value.marked ? value.hex : hex(mechanism.markValue!)),
           "\(name)=\(value.hex) is now \(written)")
-        #expect(try MechanismSet.all.marks(on: item) == .all)
+        #expect(try MechanismSet.attributes.marks(on: item) == .attributes)
       }
     }
   }
