@@ -71,6 +71,16 @@ struct RunCommand: ParsableCommand {
       skipbackup sweep on each ROOT with the user's rules. \
       \(MechanismHelp.byDefault). See docs/backups.md.
 
+      With --for deja-dup there is no ROOT: run is Deja Dup's custom-tool-wrapper \
+      (gsettings set org.gnome.DejaDup custom-tool-wrapper 'skipbackup run --for deja-dup --', \
+      or skipbackup-desktop apps on deja-dup-wrapper), and COMMAND is the tool Deja Dup runs \
+      (duplicity, restic, borg). A backup (duplicity full, or its implied backup; restic \
+      backup; borg create) sees the view at each folder Deja Dup saves (its include-list, \
+      resolved as export --for deja-dup resolves it), and each --archive-dir=, --tempdir= \
+      or --cache-dir= directory inside one is the real directory, through /proc/self/fd/N; \
+      every other run of the tool (a status, a restore, a cleanup) runs as it is. Another \
+      program is refused. See docs/desktop.md.
+
       Exit status: COMMAND's; 1 when the view could not be made exactly or the tree changed \
       while it was made (each failure says what and why, and COMMAND does not run), 126 when \
       COMMAND cannot be run, 127 when it is not found, 64 for a usage error.
