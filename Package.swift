@@ -308,7 +308,7 @@ let package = Package(
       dependencies: [
         "skipbackup", "TestSupport", "SkipBackupCore", "SkipBackupReport", "SkipBackupMarking",
         "SkipBackupListing", "SkipBackupExplain", "SkipBackupExport", "SkipBackupUsage",
-        "SkipBackupView",
+        "SkipBackupView", "SkipBackupSweep", "SkipBackupBrowse",
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],

@@ -1,5 +1,6 @@
 import CNcurses
 import SkipBackupCore
+import SkipBackupMarking
 import SkipBackupReport
 import SkipBackupSizes
 import SystemPackage
@@ -12,29 +13,32 @@ import SystemPackage
 
 /// `browse`: one walk of ROOT, then the full-screen browser, where marks
 /// change in place.
-package struct BrowseRun: Sendable {
+package struct BrowseRun: Sendable, Equatable {
   package var root: FilePath
-  /// The marks that count (`-m`, all by default).
-  package var counted: MechanismSet
-  /// What `m` writes and what `c` removes.
-  package var marking: MechanismSet
-  package var clearing: MechanismSet
+  /// The mechanisms `-m` names, or `nil`: then every mechanism of the default
+  /// set counts, and `m` and `c` write and remove what `mark` and `clear` do.
+  package var mechanisms: MechanismSet?
   /// Leave filesystems mounted below ROOT out (`-x`).
   package var oneFileSystem = false
   /// Ask before `m` marks a directory with more backed-up bytes than this.
   package var confirmAbove: Int64
 
   package init(
-    root: FilePath, counted: MechanismSet, marking: MechanismSet, clearing: MechanismSet,
-    oneFileSystem: Bool = false, confirmAbove: Int64
+    root: FilePath, mechanisms: MechanismSet? = nil, oneFileSystem: Bool = false,
+    confirmAbove: Int64
   ) {
     self.root = root
-    self.counted = counted
-    self.marking = marking
-    self.clearing = clearing
+    self.mechanisms = mechanisms
     self.oneFileSystem = oneFileSystem
     self.confirmAbove = confirmAbove
   }
+
+  /// The marks that count.
+  package var counted: MechanismSet { mechanisms ?? .all }
+  /// What `m` writes.
+  package var marking: MechanismSet { mechanisms ?? MarkingRun.Action.mark.defaultMechanisms }
+  /// What `c` removes.
+  package var clearing: MechanismSet { mechanisms ?? MarkingRun.Action.clear.defaultMechanisms }
 
   package func run() throws(ReportedFailure) {
     let diagnostics = Diagnostics()

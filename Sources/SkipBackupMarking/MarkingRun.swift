@@ -14,6 +14,12 @@ package struct MarkingRun: Sendable, Equatable {
     package var verb: String { self == .mark ? "mark" : "clear" }
     package var past: String { self == .mark ? "marked" : "cleared" }
     package var unchanged: String { self == .mark ? "already marked" : "not marked" }
+
+    /// What is written or removed when no `-m` names it, for `mark`,
+    /// `clear` and browse's `m` and `c` alike: a mark is the resource
+    /// value, as iOS 5.1's `isExcludedFromBackup` sets it; a clear removes
+    /// the default set, whichever of them made the item excluded.
+    package var defaultMechanisms: MechanismSet { self == .mark ? [.resource] : .all }
   }
 
   package var action: Action

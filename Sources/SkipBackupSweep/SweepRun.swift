@@ -5,8 +5,8 @@ import SystemPackage
 /// `sweep`: marks what can be downloaded or built again, by rule, each mark
 /// with its record, and takes back its own marks when their rule no longer
 /// applies (or all of them with `--undo`).
-package struct SweepRun: Sendable {
-  /// The directories to sweep (the caller gives $HOME when none was named).
+package struct SweepRun: Sendable, Equatable {
+  /// The directories to sweep; none for $HOME.
   package var roots: [FilePath]
   /// Take back every mark a sweep made (`--undo`).
   package var undo = false
@@ -54,6 +54,14 @@ package struct SweepRun: Sendable {
     let environment = SweepRules.Environment.canonical
     // What is wrong before the walk (the rules, git) ends the run at once.
     let diagnostics = Diagnostics()
+    var roots = roots
+    if roots.isEmpty {
+      guard let home = SweepRules.Environment.variable("HOME") else {
+        diagnostics.report("HOME is not set: give a ROOT.")
+        throw .usage
+      }
+      roots = [FilePath(bytes: home)]
+    }
 
     var rules = SweepRules.empty
     if !undo {

@@ -4,12 +4,14 @@
 // common spellings is the parser's reading.
 
 import ArgumentParser
+import SkipBackupBrowse
 import SkipBackupCore
 import SkipBackupExplain
 import SkipBackupExport
 import SkipBackupListing
 import SkipBackupMarking
 import SkipBackupReport
+import SkipBackupSweep
 import SkipBackupUsage
 import SkipBackupView
 import SystemPackage
@@ -144,6 +146,48 @@ import TestSupport
           oneFileSystem: true, sweepFirst: true, snapshot: true, quiet: true))
   }
 
+  @Test func sweepAndBrowse() throws {
+    // No ROOT: the engine sweeps $HOME, which it reads when it runs.
+    #expect(try parsed(["sweep"], as: SweepCommand.self).engine == SweepRun(roots: []))
+    #expect(
+      try parsed(
+        [
+          "sweep", "-xnv", "--rules", "my rules", "--no-builtin-rules", "-m", "xdg", "--format",
+          "json", "a", "b",
+        ], as: SweepCommand.self
+      ).engine
+        == SweepRun(
+          roots: ["a", "b"], rulesFile: "my rules", builtInRules: false, mechanisms: [.xdg],
+          oneFileSystem: true, dryRun: true, verbose: true, format: .json))
+    #expect(
+      try parsed(["sweep", "--undo", "-q", "r"], as: SweepCommand.self).engine
+        == SweepRun(roots: ["r"], undo: true, quiet: true))
+    #expect(
+      try parsed(["sweep", "--list-rules"], as: SweepCommand.self).engine
+        == SweepRun(roots: [], listRules: true))
+
+    // No -m: every mechanism counts, m writes what mark writes and c
+    // removes what clear removes.
+    let plain = try parsed(["browse"], as: BrowseCommand.self).engine
+    #expect(plain == BrowseRun(root: ".", confirmAbove: 1 << 30))
+    #expect(plain.counted == .all && plain.marking == [.resource])
+    #expect(plain.marking == (try parsed(["mark", "p"], as: MarkCommand.self).engine.mechanisms))
+    #expect(
+      plain.clearing == (try parsed(["clear", "p"], as: ClearCommand.self).engine.mechanisms))
+    let given = try parsed(
+      ["browse", "-x", "-m", "nodump", "--confirm-above", "500M", "r"], as: BrowseCommand.self
+    ).engine
+    #expect(
+      given
+        == BrowseRun(root: "r", mechanisms: [.nodump], oneFileSystem: true, confirmAbove: 500 << 20)
+    )
+    #expect(given.counted == [.nodump] && given.marking == [.nodump] && given.clearing == [.nodump])
+    #expect(
+      try parsed(["browse", "--confirm-above", "0", "r"], as: BrowseCommand.self).engine
+        .confirmAbove
+        == 0)
+  }
+
   /// What the user must change first is refused by the parser, with exit
   /// status 64 (2 for check), before any engine is made.
   @Test(arguments: [
@@ -151,7 +195,10 @@ import TestSupport
     ["export", "r"], ["export", "--for", "zip", "r"], ["export", "--for", "borg", "a", "b"],
     ["export", "--for", "deja-dup", "--profile", "p"], ["export", "--for", "vorta", "-o", "f"],
     ["export", "--for", "tar", "--apply", "r"], ["explain"], ["clear", "--form", "smb", "a"],
-    ["status", "--format", "xml", "a"],
+    ["status", "--format", "xml", "a"], ["sweep", "--undo", "--list-rules"],
+    ["sweep", "--rules", "", "r"], ["sweep", "-m", "bogus"], ["sweep", "--format", "xml"],
+    ["browse", "--confirm-above", "5X"], ["browse", "--confirm-above", "-1"], ["browse", "a", "b"],
+    ["du", "--apparent-size", "--top"], ["run", "-m", "bogus", "r", "--", "true"],
   ])
   func usageErrorsAreRefusedBeforeAnEngine(arguments: [String]) {
     #expect(throws: (any Error).self) { try SkipBackupCommand.parseAsRoot(arguments) }

@@ -75,13 +75,17 @@ struct BrowseCommand: ParsableCommand {
   }
 
   func run() throws {
-    let given = !mechanismOptions.mechanism.isEmpty
-    let counted = try mechanismOptions.mechanisms(default: .all)
-    let run = BrowseRun(
-      root: RawArguments.path(root ?? "."), counted: counted,
-      marking: given ? counted : MarkCommand.defaultMechanisms,
-      clearing: given ? counted : ClearCommand.defaultMechanisms,
-      oneFileSystem: oneFileSystem, confirmAbove: Self.bytes(confirmAbove)!)
-    try run.run()
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: BrowseRun {
+    get throws {
+      BrowseRun(
+        root: RawArguments.path(root ?? "."),
+        mechanisms: mechanismOptions.mechanism.isEmpty
+          ? nil : try mechanismOptions.mechanisms(default: []),
+        oneFileSystem: oneFileSystem, confirmAbove: Self.bytes(confirmAbove)!)
+    }
   }
 }

@@ -25,9 +25,6 @@ struct ClearCommand: ParsableCommand {
       Exit status: 0 when every item was handled, 1 when any failed, 64 for a usage error.
       """)
 
-  /// What clear removes without -m: the default set.
-  static let defaultMechanisms: MechanismSet = .all
-
   @OptionGroup var mechanisms: MechanismOptions
   @OptionGroup var items: ItemOptions
 
@@ -50,7 +47,8 @@ struct ClearCommand: ParsableCommand {
     get throws {
       // Every form is removed: the form only says where a mark is written.
       MarkingRun(
-        action: .clear, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
+        action: .clear,
+        mechanisms: try mechanisms.mechanisms(default: MarkingRun.Action.clear.defaultMechanisms),
         items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
         dryRun: dryRun)
     }

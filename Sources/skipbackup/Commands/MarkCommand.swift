@@ -26,10 +26,6 @@ struct MarkCommand: ParsableCommand {
       the other items are still handled), 64 for a usage error.
       """)
 
-  /// What mark writes without -m: the resource value, as iOS 5.1's
-  /// `isExcludedFromBackup` sets it.
-  static let defaultMechanisms: MechanismSet = MechanismSet([.resource])
-
   @Option(
     help: ArgumentHelp(
       "Where \(MechanismHelp.appleNames) marks are written: local (user.NAME), smb or smb-native "
@@ -58,7 +54,8 @@ struct MarkCommand: ParsableCommand {
   var engine: MarkingRun {
     get throws {
       MarkingRun(
-        action: .mark, mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
+        action: .mark,
+        mechanisms: try mechanisms.mechanisms(default: MarkingRun.Action.mark.defaultMechanisms),
         items: items.selection(paths), verbose: reporting.verbose, quiet: reporting.quiet,
         dryRun: dryRun, form: form)
     }

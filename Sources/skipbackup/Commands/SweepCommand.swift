@@ -83,19 +83,19 @@ struct SweepCommand: ParsableCommand {
   }
 
   func run() throws {
-    var rootPaths = roots.map(RawArguments.path)
-    if rootPaths.isEmpty {
-      guard let home = SweepRules.Environment.variable("HOME") else {
-        throw ValidationError("HOME is not set: give a ROOT.")
-      }
-      rootPaths = [FilePath(bytes: home)]
+    try engine.run()
+  }
+
+  /// The engine's configuration, from the parsed command line.
+  var engine: SweepRun {
+    get throws {
+      SweepRun(
+        roots: roots.map(RawArguments.path), undo: undo, listRules: listRules,
+        rulesFile: rulesFile.map(RawArguments.path), builtInRules: !noBuiltinRules,
+        mechanisms: mechanismOptions.mechanism.isEmpty
+          ? nil : try mechanismOptions.mechanisms(default: []),
+        oneFileSystem: oneFileSystem, dryRun: dryRun, verbose: reporting.verbose,
+        quiet: reporting.quiet, format: format)
     }
-    let run = SweepRun(
-      roots: rootPaths, undo: undo, listRules: listRules,
-      rulesFile: rulesFile.map(RawArguments.path), builtInRules: !noBuiltinRules,
-      mechanisms: mechanismOptions.mechanism.isEmpty ? nil : try mechanismOptions.mechanisms(default: []),
-      oneFileSystem: oneFileSystem, dryRun: dryRun, verbose: reporting.verbose,
-      quiet: reporting.quiet, format: format)
-    try run.run()
   }
 }
