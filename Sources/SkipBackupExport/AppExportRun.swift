@@ -86,11 +86,10 @@ package struct AppExportRun: Sendable, Equatable {
     let mechanisms = mechanisms
     for folder in walked {
       let path = FilePath(bytes: folder)
-      var status = stat()
-      let exists = path.withCString { path in
-        valueOrErrno { system_fstatat(AT_FDCWD, path, &status, AT_SYMLINK_NOFOLLOW) }
+      let looked = Result { () throws(SkipBackupError) in
+        try FileItem(path: path, followSymbolicLinks: false).status()
       }
-      if case .failure(let errno) = exists, errno == .noSuchFileOrDirectory { continue }
+      if case .failure(let error) = looked, error.isNoSuchFile { continue }
       let run = WalkRun(streams: streams, showsProgress: !quiet) { diagnostics, progress in
         CollectingVisitor(
           mechanisms: mechanisms,
@@ -211,27 +210,32 @@ struct OwnedEntries {
     }
   }
 
+  /// Makes the directories above `file` that are missing (mode 0700), each
+  /// in the one above it by descriptor: the deepest that is there is
+  /// opened once, and each made is opened by its name, no link followed.
+  static func makeDirectories(above file: FilePath) throws(SkipBackupError) {
+    var directory = file.removingLastComponent()
+    var missing: [FilePath.Component] = []
+    while !directory.isEmpty, directory != "/",
+      (try? FileItem(path: directory).status()) == nil, let last = directory.lastComponent
+    {
+      missing.append(last)
+      directory = directory.removingLastComponent()
+    }
+    guard !missing.isEmpty else { return }
+    var parent = try Descriptor.open(directory.isEmpty ? "." : directory, [.pathOnly, .directory])
+    for name in missing.reversed() {
+      let entry = FilePath(root: nil, [name])
+      do throws(SkipBackupError) {
+        try parent.makeDirectory(entry, mode: 0o700)
+      } catch  where error.errno == .fileExists {}
+      parent = try parent.open(entry, [.pathOnly, .directory, .noFollow])
+    }
+  }
+
   /// Replaces the file with `entries`, making its directories as needed.
   func write(_ entries: [[UInt8]]) throws(SkipBackupError) {
-    var directory = file.removingLastComponent().bytes
-    var missing: [[UInt8]] = []
-    while !directory.isEmpty, directory != [UInt8(ascii: "/")] {
-      var status = stat()
-      let found = FilePath(bytes: directory).withCString { path in
-        valueOrErrno { system_fstatat(AT_FDCWD, path, &status, 0) }
-      }
-      if case .success = found { break }
-      missing.append(directory)
-      directory = FilePath(bytes: directory).removingLastComponent().bytes
-    }
-    for directory in missing.reversed() {
-      let made = FilePath(bytes: directory).withCString { path in
-        valueOrErrno { system_mkdirat(AT_FDCWD, path, 0o700) }
-      }
-      if case .failure(let errno) = made, errno != .fileExists {
-        throw SkipBackupError(.mkdirat, errno, path: FilePath(bytes: directory))
-      }
-    }
+    try Self.makeDirectories(above: file)
     let destination = try OutputFile.open(file)
     guard case .replacement(let replacement) = destination else {
       throw SkipBackupError(refusing: .notARegularFile, path: file, fileType: nil)

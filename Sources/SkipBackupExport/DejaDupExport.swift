@@ -171,14 +171,9 @@ struct DejaDupPlaces {
 
   /// The login name of the real user, as `g_get_user_name` reads it.
   static func userName() -> [UInt8]? {
-    var entry = passwd()
-    var buffer = [CChar](repeating: 0, count: 16 * 1024)
-    var result: UnsafeMutablePointer<passwd>?
-    let status = buffer.withUnsafeMutableBufferPointer { buffer in
-      system_getpwuid_r(system_getuid(), &entry, buffer.baseAddress!, buffer.count, &result)
-    }
-    guard status == 0, let found = result, let name = found.pointee.pw_name else { return nil }
-    return bytes(ofCString: name)
+    // A user database that cannot be read answers as one without the
+    // user: the caller falls back to $USER, as GLib's g_get_user_name does.
+    (try? loginName(of: system_getuid(), reporting: "/etc/passwd")) ?? nil
   }
 
   /// `user-dirs.dirs` as GLib 2.74's `load_user_special_dirs` reads it: a

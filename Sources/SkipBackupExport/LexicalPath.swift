@@ -56,9 +56,7 @@ package enum LexicalPath {
       let named = try? FileItem(path: FilePath(bytes: pwd), followSymbolicLinks: true).status()
       if let named, named.st_dev == dot.st_dev, named.st_ino == dot.st_ino { return pwd }
     }
-    guard case .success(let directory) = valueOrErrno({ system_getcwd() }) else { return nil }
-    defer { system_free(directory) }
-    return bytes(ofCString: directory)
+    return (try? currentDirectory())?.bytes
   }
 
   /// Python's `posixpath.normpath`: like Go's `Clean`, except that exactly

@@ -59,13 +59,11 @@ struct VortaExport {
       diagnostics.report("HOME is not set, so Vorta's settings cannot be found")
       return
     }
-    var status = stat()
-    if case .failure(let errno) = database.withCString({ path in
-      valueOrErrno { system_fstatat(AT_FDCWD, path, &status, 0) }
-    }) {
+    do {
+      _ = try FileItem(path: database).status()
+    } catch {
       diagnostics.report(
-        SkipBackupError(.fstatat, errno, path: database).description
-          + " (Vorta's settings database: start Vorta once to make it)")
+        error.description + " (Vorta's settings database: start Vorta once to make it)")
       return
     }
     guard let sqlite = findProgram(Array("sqlite3".utf8)) else {

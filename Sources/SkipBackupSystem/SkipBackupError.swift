@@ -159,6 +159,11 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case attributeNotKept(SystemCall, Errno)
     /// A copy from, or a save over, anything but a regular file.
     case notARegularFile
+    /// A save over a file that another took the place of between the look
+    /// at its name and the open of it for its attributes: its permissions
+    /// and another file's attributes would be copied together. Nothing is
+    /// replaced.
+    case replacedWhileSaved
     /// `run --snapshot` of a ROOT on a filesystem it cannot snapshot.
     case notOnASnapshottingFilesystem
     /// `run --snapshot` of a ROOT whose btrfs subvolume's root directory is
@@ -367,6 +372,9 @@ public struct SkipBackupError: Error, Hashable, Sendable, CustomStringConvertibl
     case .notARegularFile:
       let what = fileType.map { ", and this is \(article($0))" } ?? ""
       return "only a regular file can be copied or saved over\(what)"
+    case .replacedWhileSaved:
+      return "another file took its place while it was saved over, so its permissions and "
+        + "attributes would not be one file's; nothing was replaced: save it again"
     case .notOnASnapshottingFilesystem:
       return "not on btrfs, the filesystem run --snapshot can snapshot; run it without "
         + "--snapshot (the live view), or see docs/backups.md"

@@ -14,52 +14,60 @@ extension FileItem {
   /// symbolic link since it was looked at is refused (`ENOTDIR`), never
   /// followed out of the tree. `O_PATH` asks no permission of the
   /// directories themselves: the descriptor serves only for the `*at` calls
-  /// below it and as a mount's target. Returns `root` itself when `relative`
-  /// is empty; the caller closes any other descriptor. `rootPath` is what
-  /// messages name `root`.
+  /// below it and as a mount's target. `nil` when `relative` is empty: the
+  /// directory is `root` itself. `rootPath` is what messages name `root`.
   ///
-  /// The corresponding C functions are `openat(2)` and `close(2)`.
-  package static func openDirectory(_ relative: [UInt8], below root: CInt, rootPath: FilePath)
-    throws(SkipBackupError) -> CInt
-  {
+  /// The corresponding C function is `openat(2)`.
+  package static func directory(
+    _ relative: [UInt8], below root: CInt, rootPath: FilePath
+  ) throws(SkipBackupError) -> Descriptor? {
     let names = relative.split(separator: UInt8(ascii: "/"))
-    var directory = root
-    do {
-      for (index, name) in names.enumerated() {
-        let cString = name.map { CChar(bitPattern: $0) } + [0]
-        let path = rootPath.appending(bytes: Array(names[...index].joined(separator: [0x2F])))
-        let opened = try check(.openat, path) {
-          cString.withUnsafeBufferPointer {
-            system_openat(
-              directory, $0.baseAddress!, MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-              0)
-          }
+    var directory: Descriptor? = nil
+    for (index, name) in names.enumerated() {
+      let cString = name.map { CChar(bitPattern: $0) } + [0]
+      let path = rootPath.appending(bytes: Array(names[...index].joined(separator: [0x2F])))
+      let base = directory?.rawValue ?? root
+      try cString.withUnsafeBufferPointer { name in
+        Result { () throws(SkipBackupError) in
+          directory = try Descriptor.open(
+            name.baseAddress!, in: base, [.pathOnly, .directory, .noFollow], reporting: { path })
         }
-        if directory != root { _ = system_close(directory) }
-        directory = opened
-      }
-    } catch {
-      if directory != root { _ = system_close(directory) }
-      throw error
+      }.get()
     }
     return directory
   }
 
+  /// ``directory(_:below:rootPath:)`` as a number: `root` itself when
+  /// `relative` is empty, else a descriptor the caller closes. For the
+  /// view's mounter, which keeps the directories it mounts on as numbers
+  /// in arrays, where no `~Copyable` value can be.
+  package static func openDirectory(_ relative: [UInt8], below root: CInt, rootPath: FilePath)
+    throws(SkipBackupError) -> CInt
+  {
+    let opened = try directory(relative, below: root, rootPath: rootPath)
+    switch consume opened {
+    case .some(let directory): return directory.release()
+    case .none: return root
+    }
+  }
+
   /// Calls `body` with the item `relative` (names below `root`, separated by
   /// slashes; not empty) as a name in its parent, opened by
-  /// ``openDirectory(_:below:rootPath:)``.
+  /// ``directory(_:below:rootPath:)``.
   package static func withItem<R>(
     _ relative: [UInt8], below root: CInt, rootPath: FilePath,
     _ body: (FileItem) throws(SkipBackupError) -> R
   ) throws(SkipBackupError) -> R {
     let names = relative.split(separator: UInt8(ascii: "/"))
-    let parent = try openDirectory(
+    var parent = try directory(
       Array(names.dropLast().joined(separator: [0x2F])), below: root, rootPath: rootPath)
-    defer { if parent != root { _ = system_close(parent) } }
+    let number = parent?.rawValue
+    defer { parent = nil }
     return try body(
       FileItem(
         name: FilePath(bytes: names.last.map(Array.init) ?? []),
-        in: FileDescriptor(rawValue: parent), displayPath: rootPath.appending(bytes: relative)))
+        in: FileDescriptor(rawValue: number ?? root),
+        displayPath: rootPath.appending(bytes: relative)))
   }
 }
 

@@ -25,17 +25,16 @@ extension FileItem {
   ///   (ramfs keeps no user attributes, squashfs is an image nothing
   ///   writes to), named in the message.
   ///
-  /// The corresponding C functions are `statx(2)`, `fstatfs(2)` and
+  /// The corresponding C functions are `statx(2)`, `openat(2)`, `fstatfs(2)` and
   /// `ioctl(FS_IOC_GETFLAGS)`.
   package func explanation(of errno: Errno) -> (type: FileType?, finding: SkipBackupError.Finding?)
   {
     switch errno {
     case .permissionDenied:
-      var buffer = statx()
-      let looked = withAtArguments { directory, path, flags in
-        valueOrErrno { system_statx(directory, path, flags, CUnsignedInt(STATX_TYPE), &buffer) }
+      let looked = extendedStatus(mask: CUnsignedInt(STATX_TYPE))
+      if case .failure(let error) = looked, error.errno == .permissionDenied {
+        return (nil, .searchDenied)
       }
-      if case .failure(.permissionDenied) = looked { return (nil, .searchDenied) }
       return (nil, nil)
     case .notPermitted:
       return notPermittedExplanation()
@@ -56,12 +55,8 @@ extension FileItem {
   }
 
   private func notPermittedExplanation() -> (type: FileType?, finding: SkipBackupError.Finding?) {
-    var buffer = statx()
     let mask = CUnsignedInt(STATX_TYPE | STATX_MODE | STATX_UID)
-    let looked = withAtArguments { directory, path, flags in
-      valueOrErrno { system_statx(directory, path, flags, mask, &buffer) }
-    }
-    guard case .success = looked else { return (nil, nil) }
+    guard case .success(let buffer) = extendedStatus(mask: mask) else { return (nil, nil) }
     let mode = mode_t(buffer.stx_mode)
     let type = FileType(rawValue: mode & S_IFMT)
     guard type == .regular || type == .directory else { return (type, nil) }
@@ -78,26 +73,24 @@ extension FileItem {
     return (type, flags == nil ? nil : .neitherImmutableNorAppendOnly)
   }
 
-  /// The type of the filesystem the item is on (`f_type`), if a look can say.
+  /// The type of the filesystem the item is on (`f_type`), if a look can
+  /// say: `O_PATH` opens anything, even without permission to read it.
   private func filesystemType() -> UInt? {
-    var buffer = statfs()
-    let looked: Result<CInt, Errno>
-    if case .descriptor(let descriptor) = base {
-      looked = valueOrErrno { system_fstatfs(descriptor, &buffer) }
-    } else {
-      // O_PATH opens anything, even without permission to read it.
-      let opened = withAtArguments { directory, path, _ in
-        valueOrErrno {
-          system_openat(
-            directory, path, CLINUX_O_PATH | O_CLOEXEC | (followsSymbolicLinks ? 0 : O_NOFOLLOW), 0)
-        }
+    guard let status = try? self.open(.pathOnly).filesystemStatus() else { return nil }
+    return UInt(bitPattern: Int(status.f_type))
+  }
+
+  /// What `statx(2)` says of the item for `mask`.
+  ///
+  /// The corresponding C function is `statx(2)`.
+  package func extendedStatus(mask: CUnsignedInt) -> Result<statx, SkipBackupError> {
+    withAtArguments { directory, path, flags in
+      Result { () throws(SkipBackupError) in
+        try Descriptor.extendedStatus(
+          of: path, in: directory, AtFlags(rawValue: flags), mask: mask,
+          reporting: { displayPath })
       }
-      guard case .success(let descriptor) = opened else { return nil }
-      defer { _ = system_close(descriptor) }
-      looked = valueOrErrno { system_fstatfs(descriptor, &buffer) }
     }
-    guard case .success = looked else { return nil }
-    return UInt(bitPattern: Int(buffer.f_type))
   }
 
   /// The immutable and append-only inode flags: from statx where the
@@ -110,10 +103,6 @@ extension FileItem {
       return (status.stx_attributes & immutable != 0 ? FS_IMMUTABLE_FL : 0)
         | (status.stx_attributes & append != 0 ? FS_APPEND_FL : 0)
     }
-    return try? withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
-      var flags: CInt = 0
-      return try valueOrErrno { system_get_inode_flags(descriptor, &flags) }
-        .map { _ in flags }.get(.getInodeFlags, self)
-    }
+    return try? self.open(.nonBlocking).inodeFlags()
   }
 }

@@ -123,31 +123,69 @@ public struct FileItem: @unchecked Sendable {
   ///
   /// The corresponding C function is `fstatat(2)`.
   package func status() throws(SkipBackupError) -> stat {
-    var buffer = stat()
-    let result = withAtArguments { directory, path, flags in
-      valueOrErrno { system_fstatat(directory, path, &buffer, flags) }
-    }
-    _ = try result.get(.fstatat, self)
-    return buffer
+    try withAtArguments { directory, path, flags in
+      Result { () throws(SkipBackupError) in
+        try Descriptor.status(
+          of: path, in: directory, AtFlags(rawValue: flags), reporting: { displayPath })
+      }
+    }.get(explaining: self)
   }
 }
 
 extension FileItem {
+  /// Opens the item with `flags`, never following a link the item does
+  /// not follow, as a descriptor that closes itself; an item that is a
+  /// descriptor is duplicated (`dup(2)`), so that the caller's stays open.
+  ///
+  /// The corresponding C function is `openat(2)`.
+  package func open(_ flags: OpenFlags) throws(SkipBackupError) -> Descriptor {
+    if case .descriptor(let descriptor) = base {
+      return try Descriptor(duplicating: descriptor, path: displayPath)
+    }
+    let flags = followsSymbolicLinks ? flags : flags.union(.noFollow)
+    var opened: Descriptor? = nil
+    try withAtArguments { directory, path, _ in
+      Result { () throws(SkipBackupError) in
+        opened = try Descriptor.open(path, in: directory, flags, reporting: { displayPath })
+      }
+    }.get(explaining: self)
+    return opened.take()!
+  }
+
   /// Opens the item with `flags` (a descriptor item is used as it is) and
-  /// calls `body` with the descriptor, closing it afterwards.
+  /// calls `body` with the descriptor's number: for the view's callers,
+  /// whose mounts and watch hold descriptors as numbers.
   ///
   /// The corresponding C function is `openat(2)`.
   package func withOpenDescriptor<R>(
     _ flags: CInt, _ body: (CInt) throws(SkipBackupError) -> R
   ) throws(SkipBackupError) -> R {
     if case .descriptor(let descriptor) = base { return try body(descriptor) }
-    let noFollow = followsSymbolicLinks ? 0 : O_NOFOLLOW
-    let opened = withAtArguments { directory, path, _ in
-      valueOrErrno { system_openat(directory, path, flags | noFollow | O_CLOEXEC, 0) }
+    let opened = try open(OpenFlags(rawValue: flags))
+    return try body(opened.rawValue)
+  }
+}
+
+extension Result where Failure == SkipBackupError {
+  /// The value, or the error with what a look at the filesystem finds
+  /// where it lacks what the call needs (user attributes, inode flags, a
+  /// way to write): made after a failure only.
+  @inline(__always)
+  package func get(explaining item: FileItem) throws(SkipBackupError) -> Success {
+    switch self {
+    case .success(let value): return value
+    case .failure(let error): throw item.explained(error)
     }
-    let descriptor = try opened.get(.openat, self)
-    defer { _ = system_close(descriptor) }
-    return try body(descriptor)
+  }
+}
+
+extension FileItem {
+  /// `error` of a call on this item, with the filesystem it names where
+  /// it lacks what the call needs.
+  package func explained(_ error: SkipBackupError) -> SkipBackupError {
+    var explained = error
+    if let errno = error.errno { explained.finding = filesystemFinding(of: errno) }
+    return explained
   }
 }
 
@@ -163,11 +201,7 @@ extension Result where Failure == Errno {
       do throws(SkipBackupError) {
         return try get(call, item.displayPath, attribute: attribute)
       } catch {
-        // What the filesystem lacks (user attributes, inode flags, a way
-        // to write) is named by a look at it, made after a failure only.
-        var explained = error
-        if let errno = error.errno { explained.finding = item.filesystemFinding(of: errno) }
-        throw explained
+        throw item.explained(error)
       }
     }
     return value
@@ -180,23 +214,19 @@ extension FileItem {
   ///
   /// The corresponding C function is `fstatat(2)`.
   package func holdsEntry(named name: [UInt8]) -> Bool {
-    var status = stat()
-    let result = withPathPointer { path in
+    withPathPointer { path in
       var inside = bytes(ofCString: path)
       if !inside.isEmpty { inside.append(UInt8(ascii: "/")) }
       inside += name
       inside.append(0)
       return inside.withUnsafeBufferPointer { bytes in
         withAtArguments { directory, _, _ in
-          valueOrErrno {
-            system_fstatat(
-              directory, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
-              &status, AT_SYMLINK_NOFOLLOW)
-          }
+          let entry = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+          return
+            (try? Descriptor.status(
+              of: entry, in: directory, .symbolicLinkNoFollow, reporting: { displayPath })) != nil
         }
       }
     }
-    if case .success = result { return true }
-    return false
   }
 }

@@ -1,6 +1,5 @@
 import SkipBackupSystem
 import CLinux
-import CXattr
 import SystemPackage
 
 #if canImport(Glibc)
@@ -40,10 +39,11 @@ package final class ReplacementFile {
   /// The directory the file goes into and the look at its name there: the
   /// new file is made, named and renamed relative to this one descriptor.
   private let entry: DirectoryEntry
-  private var directory: CInt { entry.directory }
   private var name: FilePath { entry.name }
   /// The new file, open for writing.
-  package let descriptor: CInt
+  private let file: Descriptor
+  /// Its descriptor number, for writes made with it.
+  package var descriptor: CInt { file.rawValue }
   /// The hidden name the new file has, once it has one.
   private var stagedName: FilePath?
   /// Whether a file was at the name at the look, to be replaced; if not,
@@ -81,72 +81,98 @@ package final class ReplacementFile {
     let old = entry.item
     let keepsOld = old != nil && keepingOldMetadata
     let mode = keepsOld ? old!.st_mode & 0o7777 : permissions
-    let directory = entry.directory
     let name = entry.name
 
-    let created = try Self.create(in: directory, mode: mode, path: path)
+    let created = try Self.create(in: entry.opened, mode: mode, path: path)
+    let oldFile = keepsOld ? try Self.openLookedAt(name, in: entry.opened, old!, path: path) : nil
     self.entry = entry
     self.replacesAFile = old != nil
-    self.descriptor = created.descriptor
     self.stagedName = created.name
-    self.item = FileItem(descriptor: FileDescriptor(rawValue: descriptor), displayPath: path)
+    self.file = created.file
+    self.item = FileItem(descriptor: FileDescriptor(rawValue: file.rawValue), displayPath: path)
 
     if let old, keepsOld {
       // As cp -p does, as far as allowed: root may give the file back to its owner.
-      _ = system_fchown(descriptor, old.st_uid, old.st_gid)
-      _ = system_fchmod(descriptor, mode)
-      let opened = name.withCString { name in
-        valueOrErrno {
-          system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
-        }
-      }
-      if case .success(let oldDescriptor) = opened {
-        defer { _ = system_close(oldDescriptor) }
+      try? file.changeOwner(old.st_uid, group: old.st_gid)
+      try? file.changeMode(mode)
+      if let oldFile {
         try copyAttributes(
-          from: FileItem(descriptor: FileDescriptor(rawValue: oldDescriptor), displayPath: path))
+          from: FileItem(descriptor: FileDescriptor(rawValue: oldFile.rawValue), displayPath: path))
       } else {
         // Not readable by this user: its attributes are still listed through
         // the directory, and one that cannot be read fails the save by name.
         try copyAttributes(
-          from: FileItem(name: name, in: FileDescriptor(rawValue: directory), displayPath: path))
+          from: FileItem(
+            name: name, in: FileDescriptor(rawValue: self.entry.directory), displayPath: path))
       }
     } else if created.name != nil {
-      _ = system_fchmod(descriptor, mode & ~currentUmask())
+      try? file.changeMode(mode & ~currentUmask())
     }
+  }
+
+  /// The file the look found at `name`, opened for its attributes, or
+  /// `nil` where this user may not read it. One another user put at the
+  /// name since the look (another inode) is refused: its attributes and
+  /// the looked-at file's permissions would be copied together.
+  private static func openLookedAt(
+    _ name: FilePath, in directory: borrowing Descriptor, _ looked: stat, path: FilePath
+  ) throws(SkipBackupError) -> Descriptor? {
+    let opened: Descriptor
+    do throws(SkipBackupError) {
+      opened = try directory.open(name, [.noFollow, .nonBlocking], reporting: path)
+    } catch {
+      return nil
+    }
+    let now = try opened.status()
+    guard now.st_dev == looked.st_dev, now.st_ino == looked.st_ino else {
+      throw SkipBackupError(refusing: .replacedWhileSaved, path: path)
+    }
+    return opened
   }
 
   /// Fills the new file from the regular file at `source`: its bytes, its
   /// permissions and every extended attribute, marks and ACLs among them.
-  /// Anything but a regular file is refused before it is opened for reading,
-  /// so that a FIFO cannot block the copy.
+  /// `source` is resolved once, `O_PATH`, and anything but a regular file
+  /// is refused before it is opened for reading (so that a FIFO cannot
+  /// block the copy, nor a device be opened); the file looked at is then
+  /// read through that descriptor, never through its path again.
   package func copy(from source: FilePath) throws(SkipBackupError) {
     let sourceItem = FileItem(path: source)
-    let type = FileType(rawValue: try sourceItem.status().st_mode & S_IFMT)
-    guard type == .regular else {
-      throw SkipBackupError(refusing: .notARegularFile, path: source, fileType: type)
+    let place: Descriptor
+    do throws(SkipBackupError) {
+      place = try Descriptor.open(source, .pathOnly)
+    } catch {
+      throw sourceItem.explained(error)
     }
-    // O_NONBLOCK: should a FIFO be swapped in after the check, opening it does not wait.
-    let input = try source.withCString { source in
-      valueOrErrno {
-        system_openat(CLINUX_AT_FDCWD, source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
-      }
-    }.get(.openat, sourceItem)
-    defer { _ = system_close(input) }
-    var status = stat()
-    _ = try valueOrErrno { system_fstat(input, &status) }.get(.fstat, sourceItem)
+    let status: stat
+    do throws(SkipBackupError) {
+      status = try place.status()
+    } catch {
+      throw sourceItem.explained(error)
+    }
     guard status.st_mode & S_IFMT == S_IFREG else {
       throw SkipBackupError(
         refusing: .notARegularFile, path: source,
         fileType: FileType(rawValue: status.st_mode & S_IFMT))
     }
-    _ = system_fchmod(descriptor, status.st_mode & 0o7777)
+    let input: Descriptor
+    do throws(SkipBackupError) {
+      input = try place.reopen([.nonBlocking, .noControllingTerminal])
+    } catch {
+      throw sourceItem.explained(error)
+    }
+    try? file.changeMode(status.st_mode & 0o7777)
     try copyAttributes(
-      from: FileItem(descriptor: FileDescriptor(rawValue: input), displayPath: source))
+      from: FileItem(descriptor: FileDescriptor(rawValue: input.rawValue), displayPath: source))
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 8)
     defer { buffer.deallocate() }
     while true {
-      let count = try valueOrErrno { system_read(input, buffer.baseAddress, buffer.count) }
-        .get(.read, sourceItem)
+      let count: Int
+      do throws(SkipBackupError) {
+        count = try input.read(into: buffer)
+      } catch {
+        throw sourceItem.explained(error)
+      }
       if count == 0 { return }
       try write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
@@ -159,15 +185,13 @@ package final class ReplacementFile {
   /// that names it, and nothing is replaced: which attributes to skip is
   /// then unknown (libattr would copy them all).
   ///
-  /// The corresponding C function is libattr's `attr_copy_action(3)`, for
-  /// /etc/xattr.conf; the copy itself is `flistxattr`, `fgetxattr` and
-  /// `fsetxattr`, because `attr_copy_fd(3)` cannot say which attribute it lost.
+  /// The copy itself is `flistxattr`, `fgetxattr` and `fsetxattr`, because
+  /// libattr's `attr_copy_fd(3)` cannot say which attribute it lost.
   private func copyAttributes(from source: FileItem) throws(SkipBackupError) {
     let from = ExtendedAttributes(of: source)
-    do {
+    do throws(SkipBackupError) {
       try from.copy(to: ExtendedAttributes(of: item)) { attribute throws(SkipBackupError) in
-        try attribute.withCString { name in valueOrErrno { system_attr_copy_action(name) } }
-          .get(.attrCopyAction, Self.attributeConfiguration) == ATTR_ACTION_SKIP
+        try copySkipsAttribute(attribute)
       }
     } catch  where error.call == .attrCopyAction {
       throw error
@@ -175,9 +199,6 @@ package final class ReplacementFile {
       throw Self.notKept(error)
     }
   }
-
-  /// Where libattr reads which attributes a copy passes over.
-  private static let attributeConfiguration: FilePath = "/etc/xattr.conf"
 
   /// The refusal that names the attribute a failed read or write would lose.
   private static func notKept(_ error: SkipBackupError) -> SkipBackupError {
@@ -189,7 +210,11 @@ package final class ReplacementFile {
 
   /// Appends `bytes` to the new file.
   package func write(_ bytes: UnsafeRawBufferPointer) throws(SkipBackupError) {
-    _ = try OutputDescriptor.writeAll(bytes, to: descriptor).get(.write, item)
+    do throws(SkipBackupError) {
+      try file.writeAll(bytes)
+    } catch {
+      throw item.explained(error)
+    }
   }
 
   /// Syncs the new file and puts it in place: renamed over the file that
@@ -197,14 +222,20 @@ package final class ReplacementFile {
   /// which fails rather than replace what appeared there since; then
   /// syncs the directory, so that the name survives a crash.
   package func commit() throws(SkipBackupError) {
-    _ = try valueOrErrno { system_fsync(descriptor) }.get(.fsync, item)
+    do throws(SkipBackupError) {
+      try file.synchronize()
+    } catch {
+      throw item.explained(error)
+    }
     if replacesAFile {
       try rename()
     } else {
       try link()
     }
     committed = true
-    _ = system_fsync(directory)
+    // The file is in place; a directory that cannot be synced (some FUSE
+    // filesystems refuse fsync of a directory) loses nothing it holds.
+    try? entry.opened.synchronize()
   }
 
   /// Gives the new file the name that was free at the look. What took the
@@ -212,37 +243,32 @@ package final class ReplacementFile {
   /// item in a sticky directory is refused, anything but a regular file
   /// too (a link is never followed), and a regular file is replaced.
   private func link() throws(SkipBackupError) {
-    let directory = directory
-    let linked: Result<Void, Errno>
-    if let stagedName {
-      linked = stagedName.withCString { staged in
-        name.withCString { name in
-          valueOrErrno { system_linkat(directory, staged, directory, name, 0) }.map { _ in () }
-        }
-      }
-    } else {
-      linked = UnnamedFile.link(descriptor, in: directory, as: name)
-    }
-    switch linked {
-    case .success:
+    do throws(SkipBackupError) {
       if let stagedName {
-        _ = stagedName.withCString { system_unlinkat(directory, $0, 0) }
+        try entry.opened.link(stagedName, as: name, in: entry.opened)
+        try? entry.opened.removeEntry(stagedName)
         self.stagedName = nil
+      } else {
+        try UnnamedFile.link(file, in: entry.opened, as: name)
       }
-    case .failure(.fileExists):
+    } catch  where error.errno == .fileExists {
       if let now = try entry.lookAgain(), now.st_mode & S_IFMT != S_IFREG {
         throw SkipBackupError(
           refusing: .notARegularFile, path: item.displayPath,
           fileType: FileType(rawValue: now.st_mode & S_IFMT))
       }
       try rename()
-    // A filesystem without hard links (vfat, exfat) has no symbolic links
-    // either, nor owners to tell apart: the rename is all there is.
-    case .failure(.notPermitted) where stagedName != nil,
-      .failure(.notSupported) where stagedName != nil:
+    } catch
+      where stagedName != nil
+      && (error.errno == .notPermitted || error.errno == .notSupported)
+    {
+      // A filesystem without hard links (vfat, exfat) has no symbolic links
+      // either, nor owners to tell apart: the rename is all there is.
       try rename()
-    case .failure(let errno):
-      throw SkipBackupError(.linkat, errno, path: item.displayPath)
+    } catch {
+      var failure = error
+      failure.path = item.displayPath
+      throw failure
     }
   }
 
@@ -253,90 +279,87 @@ package final class ReplacementFile {
     // the name is ours; should a racing reaper still have taken it, link again.
     for _ in 0..<3 {
       if stagedName == nil {
-        stagedName = try Self.link(descriptor, in: directory, path: item.displayPath)
+        stagedName = try Self.link(file, in: entry.opened, path: item.displayPath)
       }
-      let directory = directory
-      let renamed = stagedName!.withCString { staged in
-        name.withCString { name in
-          valueOrErrno { system_renameat(directory, staged, directory, name) }
-        }
-      }
-      switch renamed {
-      case .success:
+      do throws(SkipBackupError) {
+        try entry.opened.rename(stagedName!, to: name)
         stagedName = nil
         return
-      case .failure(.noSuchFileOrDirectory) where stagedName != nil:
+      } catch  where error.isNoSuchFile {
         stagedName = nil
-      case .failure(let errno):
-        throw SkipBackupError(.renameat, errno, path: item.displayPath)
+      } catch {
+        var failure = error
+        failure.path = item.displayPath
+        throw failure
       }
     }
     throw SkipBackupError(.renameat, .noSuchFileOrDirectory, path: item.displayPath)
   }
 
   deinit {
-    let directory = directory
-    if !committed, let stagedName {
-      _ = stagedName.withCString { system_unlinkat(directory, $0, 0) }
-    }
-    _ = system_close(descriptor)
+    if !committed, let stagedName { try? entry.opened.removeEntry(stagedName) }
   }
 
   // MARK: - Names that survive no kill
 
+  /// The new file and the hidden name it has, if any.
+  private struct Created: ~Copyable {
+    let file: Descriptor
+    let name: FilePath?
+  }
+
   /// The new file, locked: unnamed where `O_TMPFILE` works, otherwise under
   /// the first free hidden name.
   private static func create(
-    in directory: CInt, mode: mode_t, path: FilePath
-  ) throws(SkipBackupError) -> (descriptor: CInt, name: FilePath?) {
-    if case .success(let descriptor?) = UnnamedFile.open(in: directory, mode: mode) {
-      // No one else can reach it yet, so the lock is granted at once.
-      _ = system_flock(descriptor, LOCK_EX)
-      return (descriptor, nil)
+    in directory: borrowing Descriptor, mode: mode_t, path: FilePath
+  ) throws(SkipBackupError) -> Created {
+    if let file = try? UnnamedFile.open(in: directory, mode: mode, path: path) {
+      // No one else can reach it yet, so the lock is granted at once. A
+      // filesystem without locks (NFS without lockd: ENOLCK) still saves:
+      // the lock only tells a reaper that the name is in use.
+      _ = try? file.lockExclusively()
+      return Created(file: file, name: nil)
     }
     // No O_TMPFILE here: a hidden name in the same directory, so the rename stays atomic.
     var slot = 0
     for _ in 0..<2 * maximumSlots where slot < maximumSlots {
       let candidate = slotName(slot)
-      let opened = candidate.withCString { candidate in
-        valueOrErrno {
-          system_openat(directory, candidate, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        }
-      }
-      switch opened {
-      case .success(let descriptor):
-        // A reaper may have locked and removed the name between the two
-        // calls; then the file is no longer there under it, and another is made.
-        _ = system_flock(descriptor, LOCK_EX)
-        if names(candidate, in: directory, descriptor) {
-          reapLeftovers(in: directory, after: slot)
-          return (descriptor, candidate)
-        }
-        _ = system_close(descriptor)
-      case .failure(.fileExists):
+      let file: Descriptor
+      do throws(SkipBackupError) {
+        file = try directory.open(
+          candidate, [.create, .exclusive, .writeOnly], mode: 0o600, reporting: path)
+      } catch  where error.errno == .fileExists {
         if !reap(candidate, in: directory) { slot += 1 }
-      case .failure(let errno):
-        throw SkipBackupError(.openat, errno, path: path)
+        continue
+      }
+      // A reaper may have locked and removed the name between the two
+      // calls; then the file is no longer there under it, and another is made.
+      _ = try? file.lockExclusively()
+      if names(candidate, in: directory, file) {
+        reapLeftovers(in: directory, after: slot)
+        return Created(file: file, name: candidate)
       }
     }
     throw SkipBackupError(.openat, .fileExists, path: path)
   }
 
-  /// Gives the unnamed file `descriptor` the first free hidden name in `directory`.
+  /// Gives the unnamed `file` the first free hidden name in `directory`.
   private static func link(
-    _ descriptor: CInt, in directory: CInt, path: FilePath
+    _ file: borrowing Descriptor, in directory: borrowing Descriptor, path: FilePath
   ) throws(SkipBackupError) -> FilePath {
     var slot = 0
     for _ in 0..<2 * maximumSlots where slot < maximumSlots {
       let candidate = slotName(slot)
-      switch UnnamedFile.link(descriptor, in: directory, as: candidate) {
-      case .success:
+      do throws(SkipBackupError) {
+        try UnnamedFile.link(file, in: directory, as: candidate)
         reapLeftovers(in: directory, after: slot)
         return candidate
-      case .failure(.fileExists):
+      } catch  where error.errno == .fileExists {
         if !reap(candidate, in: directory) { slot += 1 }
-      case .failure(let errno):
-        throw SkipBackupError(.linkat, errno, path: path)
+      } catch {
+        var failure = error
+        failure.path = path
+        throw failure
       }
     }
     throw SkipBackupError(.linkat, .fileExists, path: path)
@@ -353,39 +376,29 @@ package final class ReplacementFile {
 
   /// Removes the hidden file `name` if it is a dead save's: one whose lock
   /// can be taken. Returns whether the name is free now.
-  private static func reap(_ name: FilePath, in directory: CInt) -> Bool {
-    let opened = name.withCString { name in
-      valueOrErrno {
-        system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
-      }
+  private static func reap(_ name: FilePath, in directory: borrowing Descriptor) -> Bool {
+    let file: Descriptor
+    do throws(SkipBackupError) {
+      file = try directory.open(name, [.noFollow, .nonBlocking])
+    } catch {
+      // Gone is free; another user's, or not a file, is not ours to judge.
+      return error.isNoSuchFile
     }
-    switch opened {
-    case .failure(.noSuchFileOrDirectory): return true
-    // Not ours to judge (another user's, or not a file): left alone.
-    case .failure: return false
-    case .success(let descriptor):
-      defer { _ = system_close(descriptor) }
-      var status = stat()
-      guard system_fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-        valueOrErrno({ system_flock(descriptor, LOCK_EX | LOCK_NB) }).isSuccess,
-        names(name, in: directory, descriptor)
-      else { return false }
-      // Locked by us, so no save owns it: its owner died.
-      _ = name.withCString { system_unlinkat(directory, $0, 0) }
-      return true
-    }
+    guard let status = try? file.status(), status.st_mode & S_IFMT == S_IFREG,
+      (try? file.lockExclusively(waiting: false)) == true,
+      names(name, in: directory, file)
+    else { return false }
+    // Locked by us, so no save owns it: its owner died.
+    try? directory.removeEntry(name)
+    return true
   }
 
   /// Reaps the dead saves' files in the slots after `slot`, up to a few free ones.
-  private static func reapLeftovers(in directory: CInt, after slot: Int) {
+  private static func reapLeftovers(in directory: borrowing Descriptor, after slot: Int) {
     var free = 0
     var next = slot + 1
     while free < 4 && next < maximumSlots {
-      var status = stat()
-      let exists = slotName(next).withCString { name in
-        system_fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0
-      }
-      if exists {
+      if (try? directory.status(of: slotName(next))) != nil {
         _ = reap(slotName(next), in: directory)
       } else {
         free += 1
@@ -394,18 +407,18 @@ package final class ReplacementFile {
     }
   }
 
-  /// Whether `name` in `directory` is the file open as `descriptor`.
-  private static func names(_ name: FilePath, in directory: CInt, _ descriptor: CInt) -> Bool {
-    var named = stat()
-    var open = stat()
-    let found = name.withCString { name in
-      system_fstatat(directory, name, &named, AT_SYMLINK_NOFOLLOW) == 0
+  /// Whether `name` in `directory` is the file open as `file`.
+  private static func names(
+    _ name: FilePath, in directory: borrowing Descriptor, _ file: borrowing Descriptor
+  ) -> Bool {
+    guard let named = try? directory.status(of: name), let open = try? file.status() else {
+      return false
     }
-    return found && system_fstat(descriptor, &open) == 0 && named.st_dev == open.st_dev
-      && named.st_ino == open.st_ino
+    return named.st_dev == open.st_dev && named.st_ino == open.st_ino
   }
 }
 
+/// The process's umask, which reading changes: set back at once.
 private func currentUmask() -> mode_t {
   let mask = system_umask(0)
   _ = system_umask(mask)

@@ -34,6 +34,9 @@ public enum CacheDirectoryTag {
 
     """.utf8)
 
+  /// `CACHEDIR.TAG`, as the name of an entry.
+  private static let entryName = FilePath(fileName)
+
   static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
     try withDirectory(item) { directory throws(SkipBackupError) in
       try hasTag(in: directory, item)
@@ -50,8 +53,7 @@ public enum CacheDirectoryTag {
       }
       if created { return true }
       if try hasTag(in: directory, item) { return false }
-      throw SkipBackupError(
-        refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
+      throw SkipBackupError(refusing: .foreignCacheDirectoryTag, path: tagPath(item))
     }
     guard let written else {
       throw SkipBackupError(refusing: .cacheDirectoryTagNeedsDirectory, path: item.displayPath)
@@ -67,20 +69,15 @@ public enum CacheDirectoryTag {
   /// looked at).
   static func check(_ item: FileItem) throws(SkipBackupError) -> Bool {
     let checked = try withDirectory(item) { directory throws(SkipBackupError) -> Bool in
-      var status = stat()
-      let named = fileName.withCString { name in
-        system_fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0
-      }
+      let named = (try? directory.status(of: entryName, reporting: item.displayPath)) != nil
       if named, try !hasTag(in: directory, item) {
-        throw SkipBackupError(
-          refusing: .foreignCacheDirectoryTag, path: item.displayPath.appending(fileName))
+        throw SkipBackupError(refusing: .foreignCacheDirectoryTag, path: tagPath(item))
       }
       // The open the mark makes, so a dry run meets what it would meet.
-      switch UnnamedFile.open(in: directory, mode: 0o644) {
-      case .success(let file?): _ = system_close(file)
-      case .success(nil): break
-      case .failure(let errno):
-        throw failure(.openat, errno, item)
+      do throws(SkipBackupError) {
+        _ = try UnnamedFile.open(in: directory, mode: 0o644, path: tagPath(item))
+      } catch {
+        throw item.explained(error)
       }
       return false
     }
@@ -96,66 +93,57 @@ public enum CacheDirectoryTag {
   /// short file that would read as another tool's tag (scripts/torture's
   /// kill rounds found such torn tags when the file was written in place).
   private static func unnamedTag(
-    in directory: CInt, _ item: FileItem
-  ) throws(SkipBackupError) -> CInt? {
-    switch UnnamedFile.open(in: directory, mode: 0o644) {
-    case .success(let file?):
-      do throws(SkipBackupError) {
-        try writeAll(contents, to: file, item)
-      } catch {
-        _ = system_close(file)
-        throw error
-      }
+    in directory: borrowing Descriptor, _ item: FileItem
+  ) throws(SkipBackupError) -> Descriptor? {
+    do throws(SkipBackupError) {
+      guard let file = try UnnamedFile.open(in: directory, mode: 0o644, path: tagPath(item))
+      else { return nil }
+      try file.writeAll(contents)
       return file
-    case .success(nil):
-      return nil
-    case .failure(let errno):
-      throw failure(.openat, errno, item)
+    } catch {
+      throw item.explained(error)
     }
   }
 
   /// Names the unnamed tag `file` `CACHEDIR.TAG`; `false` when that name is
   /// taken.
   private static func link(
-    _ file: CInt, in directory: CInt, _ item: FileItem
+    _ file: consuming Descriptor, in directory: borrowing Descriptor, _ item: FileItem
   ) throws(SkipBackupError) -> Bool {
-    defer { _ = system_close(file) }
-    switch UnnamedFile.link(file, in: directory, as: FilePath(fileName)) {
-    case .success: return true
-    case .failure(.fileExists): return false
-    case .failure(let errno):
-      throw failure(.linkat, errno, item)
+    do throws(SkipBackupError) {
+      try UnnamedFile.link(file, in: directory, as: entryName)
+      return true
+    } catch  where error.errno == .fileExists {
+      return false
+    } catch {
+      throw item.explained(error)
     }
   }
 
   /// Where there is no `O_TMPFILE`: the tag created in place (`O_EXCL`);
   /// `false` when the name is taken.
   private static func createInPlace(
-    in directory: CInt, _ item: FileItem
+    in directory: borrowing Descriptor, _ item: FileItem
   ) throws(SkipBackupError) -> Bool {
-    let created = fileName.withCString { name in
-      valueOrErrno {
-        system_openat(
-          directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-      }
-    }
-    switch created {
-    case .success(let file):
-      defer { _ = system_close(file) }
-      do throws(SkipBackupError) {
-        try writeAll(contents, to: file, item)
-      } catch {
-        // The file is ours (O_EXCL). Left short, it would read as someone
-        // else's CACHEDIR.TAG, which mark and clear never touch again.
-        _ = fileName.withCString { name in system_unlinkat(directory, name, 0) }
-        throw error
-      }
-      return true
-    case .failure(.fileExists):
+    let file: Descriptor
+    do throws(SkipBackupError) {
+      file = try directory.open(
+        entryName, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o644,
+        reporting: tagPath(item))
+    } catch  where error.errno == .fileExists {
       return false
-    case .failure(let errno):
-      throw failure(.openat, errno, item)
+    } catch {
+      throw item.explained(error)
     }
+    do throws(SkipBackupError) {
+      try file.writeAll(contents)
+    } catch {
+      // The file is ours (O_EXCL). Left short, it would read as someone
+      // else's CACHEDIR.TAG, which mark and clear never touch again.
+      try? directory.removeEntry(entryName)
+      throw item.explained(error)
+    }
+    return true
   }
 
   /// Removes the tag skipbackup wrote: a file that holds exactly
@@ -169,41 +157,40 @@ public enum CacheDirectoryTag {
       switch try tag(in: directory, item) {
       case nil: return false
       case .another?:
-        throw SkipBackupError(
-          refusing: .cacheDirectoryTagOfAnotherTool, path: item.displayPath.appending(fileName))
+        throw SkipBackupError(refusing: .cacheDirectoryTagOfAnotherTool, path: tagPath(item))
       case .skipbackup?: break
       }
-      let removed = fileName.withCString { name in
-        valueOrErrno { system_unlinkat(directory, name, 0) }
+      do throws(SkipBackupError) {
+        try directory.removeEntry(entryName)
+      } catch  where error.isNoSuchFile {
+      } catch {
+        throw item.explained(error)
       }
-      switch removed {
-      case .success, .failure(.noSuchFileOrDirectory): return true
-      case .failure(let errno):
-        throw failure(.unlinkat, errno, item)
-      }
+      return true
     } ?? false
   }
 
   /// Calls `body` with the item opened as a directory, or returns `nil` when
   /// the item is not a directory.
   private static func withDirectory<R>(
-    _ item: FileItem, _ body: (CInt) throws(SkipBackupError) -> R
+    _ item: FileItem, _ body: (borrowing Descriptor) throws(SkipBackupError) -> R
   ) throws(SkipBackupError) -> R? {
-    do {
-      return try item.withOpenDescriptor(O_RDONLY | O_DIRECTORY) {
-        directory throws(SkipBackupError) in
-        try body(directory)
-      }
+    let directory: Descriptor
+    do throws(SkipBackupError) {
+      directory = try item.open(.directory)
     } catch  where error.cause == .failed(.openat, .notDirectory) {
       return nil
     } catch  where error.errno == .tooManySymbolicLinkLevels && !item.followsSymbolicLinks {
       return nil  // a symbolic link, not followed: no directory, no tag
     }
+    return try body(directory)
   }
 
   /// Whether `directory` holds a regular file `CACHEDIR.TAG` that starts with
   /// the signature.
-  private static func hasTag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Bool {
+  private static func hasTag(
+    in directory: borrowing Descriptor, _ item: FileItem
+  ) throws(SkipBackupError) -> Bool {
     try tag(in: directory, item) != nil
   }
 
@@ -225,56 +212,35 @@ public enum CacheDirectoryTag {
 
   /// The tag in `directory`, or `nil` when there is none: no regular file
   /// `CACHEDIR.TAG` that starts with the signature.
-  private static func tag(in directory: CInt, _ item: FileItem) throws(SkipBackupError) -> Writer? {
-    let opened = fileName.withCString { name in
-      valueOrErrno {
-        system_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
-      }
+  private static func tag(
+    in directory: borrowing Descriptor, _ item: FileItem
+  ) throws(SkipBackupError) -> Writer? {
+    let file: Descriptor
+    do throws(SkipBackupError) {
+      file = try directory.open(
+        entryName, [.noFollow, .nonBlocking], reporting: tagPath(item))
+    } catch  where error.isNoSuchFile || error.errno == .tooManySymbolicLinkLevels {
+      return nil
+    } catch {
+      throw item.explained(error)
     }
-    let file: CInt
-    switch opened {
-    case .success(let descriptor): file = descriptor
-    case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return nil
-    case .failure(let errno):
-      throw failure(.openat, errno, item)
-    }
-    defer { _ = system_close(file) }
-    var status = stat()
-    guard case .success = valueOrErrno({ system_fstat(file, &status) }),
-      status.st_mode & S_IFMT == S_IFREG
-    else { return nil }
+    guard let status = try? file.status(), status.st_mode & S_IFMT == S_IFREG else { return nil }
     var head = [UInt8](repeating: 0, count: headLength)
     var filled = 0
-    reading: while filled < head.count {
-      let count = head.withUnsafeMutableBytes { buffer in
-        valueOrErrno { system_read(file, buffer.baseAddress! + filled, buffer.count - filled) }
+    do throws(SkipBackupError) {
+      while filled < head.count {
+        let count = try file.read(into: &head, from: filled)
+        if count == 0 { break }
+        filled += count
       }
-      switch count {
-      case .success(0): break reading
-      case .success(let count): filled += count
-      case .failure(let errno):
-        throw failure(.read, errno, item)
-      }
+    } catch {
+      throw item.explained(error)
     }
     return writer(ofHead: head[..<filled])
   }
 
-  private static func writeAll(
-    _ bytes: [UInt8], to file: CInt, _ item: FileItem
-  ) throws(SkipBackupError) {
-    if case .failure(let errno) = OutputDescriptor.writeAll(bytes, to: file) {
-      throw failure(.write, errno, item)
-    }
-  }
-
-  /// The error of `call` on the tag in the directory `item`, naming the
-  /// filesystem where it lacks what the call needs (a squashfs image is
-  /// read-only).
-  private static func failure(
-    _ call: SystemCall, _ errno: Errno, _ item: FileItem
-  ) -> SkipBackupError {
-    var error = SkipBackupError(call, errno, path: item.displayPath.appending(fileName))
-    error.finding = item.filesystemFinding(of: errno)
-    return error
+  /// The path of the tag in the directory `item`, for messages.
+  private static func tagPath(_ item: FileItem) -> FilePath {
+    item.displayPath.appending(fileName)
   }
 }

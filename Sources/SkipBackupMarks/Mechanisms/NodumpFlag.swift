@@ -16,11 +16,7 @@ import SystemPackage
 /// owner or root, as `chattr` does.
 package enum NodumpFlag {
   static func isMarked(_ item: FileItem) throws(SkipBackupError) -> Bool {
-    var buffer = statx()
-    let result = item.withAtArguments { directory, path, flags in
-      valueOrErrno { system_statx(directory, path, flags, 0, &buffer) }
-    }
-    _ = try result.get(.statx, item)
+    let buffer = try item.extendedStatus(mask: 0).get(explaining: item)
     let nodump = UInt64(STATX_ATTR_NODUMP)
     if buffer.stx_attributes_mask & nodump != 0 {
       return buffer.stx_attributes & nodump != 0
@@ -90,30 +86,26 @@ package enum NodumpFlag {
       throw SkipBackupError(
         refusing: .inodeFlagsNeedFileOrDirectory, path: item.displayPath, fileType: type)
     }
-    return try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) {
-      descriptor throws(SkipBackupError) in
-      var flags = try Self.flags(descriptor, item)
+    let file = try item.open(.nonBlocking)
+    do throws(SkipBackupError) {
+      let flags = try file.inodeFlags()
       let wanted = change(flags)
       guard wanted != flags else { return false }
-      flags = wanted
-      _ = try valueOrErrno { system_set_inode_flags(descriptor, &flags) }
-        .get(.setInodeFlags, item)
+      try file.setInodeFlags(wanted)
       return true
+    } catch {
+      throw item.explained(error)
     }
   }
 
   private static func withFlags<R>(
     of item: FileItem, _ body: (CInt) -> R
   ) throws(SkipBackupError) -> R {
-    try item.withOpenDescriptor(O_RDONLY | O_NONBLOCK) { descriptor throws(SkipBackupError) in
-      body(try Self.flags(descriptor, item))
+    let file = try item.open(.nonBlocking)
+    do throws(SkipBackupError) {
+      return body(try file.inodeFlags())
+    } catch {
+      throw item.explained(error)
     }
-  }
-
-  private static func flags(_ descriptor: CInt, _ item: FileItem) throws(SkipBackupError) -> CInt {
-    var flags: CInt = 0
-    _ = try valueOrErrno { system_get_inode_flags(descriptor, &flags) }
-      .get(.getInodeFlags, item)
-    return flags
   }
 }
