@@ -25,7 +25,7 @@ package enum SystemCall: String, Hashable, Sendable, CaseIterable, CustomStringC
   case posixSpawnFileActionsInit = "posix_spawn_file_actions_init"
   case posixSpawnFileActionsAddopen = "posix_spawn_file_actions_addopen"
   case posixSpawnFileActionsAdddup2 = "posix_spawn_file_actions_adddup2"
-  // Building run's view (Sources/skipbackup/Run/).
+  // Building run's view (Sources/SkipBackupView/).
   case unshare, mount, fsopen, fsconfig, fsmount, mknodat, mkdirat, futimens, chdir
   case execvp, dup, dup2, setenv, fchdir, chroot
   case moveMount = "move_mount"
