@@ -303,6 +303,7 @@ package final class SnapshotSet: @unchecked Sendable {
     var taken: [Snapshot] = []
     var frozen: [FrozenRoot] = []
     var held: Set<UInt64> = []
+    var directories: [OpenDirectory] = []
     do throws(SkipBackupError) {
       for request in requests {
         let root = request.path
@@ -353,7 +354,9 @@ package final class SnapshotSet: @unchecked Sendable {
               path: root, live: resolved.identity,
               real: taken[index].path.appending(bytes: subvolume.inside), snapshot: index,
               inside: subvolume.inside))
-          try taken[index].confirm(subvolume.inside, holds: root, resolved.identity)
+          directories.append(
+            OpenDirectory(
+              try taken[index].confirm(subvolume.inside, holds: root, resolved.identity)))
         }
       }
     } catch {
@@ -363,10 +366,38 @@ package final class SnapshotSet: @unchecked Sendable {
     }
     snapshots = taken
     self.roots = frozen
+    self.directories = directories
   }
 
   /// Each ROOT, in the order given.
   package let roots: [FrozenRoot]
+
+  /// Each ROOT's directory in its snapshot, open for reading, in the order
+  /// given: what the walk and ``SnapshotWarming`` read, never its path,
+  /// which passes through directories other users own.
+  private let directories: [OpenDirectory]
+
+  /// A descriptor held in an array, which holds no `~Copyable` value.
+  private final class OpenDirectory {
+    let descriptor: Descriptor
+    init(_ descriptor: consuming Descriptor) { self.descriptor = descriptor }
+  }
+
+  /// The status of the item at `inside` (names below ROOT `index`) in
+  /// its snapshot, reached from the ROOT's directory held, no link
+  /// followed.
+  package func status(of inside: [UInt8], in index: Int) throws(SkipBackupError) -> stat {
+    guard !inside.isEmpty else { return try directories[index].descriptor.status() }
+    return try directories[index].descriptor.open(
+      FilePath(bytes: inside), [.pathOnly, .noFollow], resolve: ResolveFlags.noLinks.union(.beneath)
+    ).status()
+  }
+
+  /// ROOT `index`'s directory in its snapshot, open for reading as long
+  /// as this set lives (``TreeWalkOptions/rootDirectory``).
+  package func directory(of index: Int) -> CInt {
+    directories[index].descriptor.rawValue
+  }
 
   /// Where root keeps the snapshot of a subvolume another user owns (a
   /// systemd-homed home, say): beside the subvolume it is nested in,
@@ -567,29 +598,24 @@ package final class Snapshot {
     identity = try descriptor.open(".", [.directory], reporting: path).subvolumeIdentity()
   }
 
-  /// Checks that the snapshot holds `root`, resolved as `live`, at
-  /// `inside`: the same inode of the same subvolume (btrfs keeps inode
-  /// numbers in a snapshot, and the snapshot was taken of `live`'s
-  /// subvolume by descriptor), so that a ROOT renamed or replaced while
-  /// its snapshot was taken is refused.
+  /// Opens `root`'s directory in the snapshot, at `inside`, for reading,
+  /// and checks that it is the same inode of the same subvolume as `live`
+  /// (btrfs keeps inode numbers in a snapshot, and the snapshot was taken
+  /// of `live`'s subvolume by descriptor), so that a ROOT renamed or
+  /// replaced while its snapshot was taken is refused.
   func confirm(_ inside: [UInt8], holds root: FilePath, _ live: DirectoryIdentity)
-    throws(SkipBackupError)
+    throws(SkipBackupError) -> Descriptor
   {
-    let real = try Self.open(inside, below: descriptor, rootPath: path)
+    let real =
+      inside.isEmpty
+      ? try descriptor.open(".", [.directory], reporting: path)
+      : try descriptor.open(
+        FilePath(bytes: inside), [.directory, .noFollow],
+        resolve: ResolveFlags.noLinks.union(.beneath))
     guard UInt64(try real.status().st_ino) == live.inode else {
       throw SkipBackupError(refusing: .movedWhileSnapshotted, path: root)
     }
-  }
-
-  /// The directory `relative` below `root` (`O_PATH`), one name at a
-  /// time, refusing links.
-  private static func open(
-    _ relative: [UInt8], below root: borrowing Descriptor, rootPath: FilePath
-  ) throws(SkipBackupError) -> Descriptor {
-    if relative.isEmpty { return try root.open(".", [.pathOnly, .directory], reporting: rootPath) }
-    return try root.open(
-      FilePath(bytes: relative), [.pathOnly, .directory, .noFollow],
-      resolve: ResolveFlags.noLinks.union(.beneath))
+    return real
   }
 
   /// Opens the snapshot's root again by its path, in a new mount namespace:

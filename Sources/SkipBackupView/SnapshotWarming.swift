@@ -37,9 +37,14 @@ package struct SnapshotWarming: ~Copyable {
   package struct Root: Sendable {
     package let path: FilePath
     package let hidden: [[UInt8]]
-    package init(path: FilePath, hidden: [[UInt8]] = []) {
+    /// The directory, open for reading by whoever holds the snapshot
+    /// (``SnapshotSet/directory(of:)``), for as long as the pass: read
+    /// rather than `path`, which then only names it.
+    package let directory: CInt?
+    package init(path: FilePath, hidden: [[UInt8]] = [], directory: CInt? = nil) {
       self.path = path
       self.hidden = hidden
+      self.directory = directory
     }
 
     /// Whether the view hides the entry at `relative`.
@@ -108,7 +113,8 @@ package struct SnapshotWarming: ~Copyable {
         let rootLength = root.path.bytes.count
         let start = rootLength == 1 ? 1 : rootLength + 1
         _ = walkTree(
-          root: root.path, options: TreeWalkOptions(oneFileSystem: true),
+          root: root.path,
+          options: TreeWalkOptions(oneFileSystem: true, rootDirectory: root.directory),
           visit: { entry in
             if self.stopped.load(ordering: .relaxed) { return .skipChildren }
             if entry.depth > 0, !root.hidden.isEmpty, root.hides(entry.pathBytes[start...]) {

@@ -136,7 +136,10 @@ package struct ViewRun: Sendable, Equatable {
         visitor.otherFilesystems = []
         visitor.pruned = viewRoots[index].isSystemRoot ? SystemRoot.kernels : []
       }
-      run.walk(viewRoots[index].real, options: TreeWalkOptions(oneFileSystem: oneFileSystem))
+      run.walk(
+        viewRoots[index].real,
+        options: TreeWalkOptions(
+          oneFileSystem: oneFileSystem, rootDirectory: snapshots?.directory(of: index)))
       let spared = run.visitors.contains { $0.inodes?.spared == true }
       // Sorted, and once each: an entry that vanished and came back is
       // visited again at the end of the walk.
@@ -163,7 +166,10 @@ package struct ViewRun: Sendable, Equatable {
       viewRoots[index].emptied = ViewPlan.emptied(
         run.visitors.flatMap(\.otherFilesystems), hidden: hidden)
       if spared {
-        unwarmed.append(SnapshotWarming.Root(path: viewRoots[index].real, hidden: hidden))
+        unwarmed.append(
+          SnapshotWarming.Root(
+            path: viewRoots[index].real, hidden: hidden,
+            directory: snapshots?.directory(of: index)))
       }
     }
     // A directory that could not be read may hold marks: the view would not be exact.
@@ -196,7 +202,7 @@ package struct ViewRun: Sendable, Equatable {
     // A ROOT's view is mounted before the view of a ROOT inside it.
     let live = snapshots == nil && !oneFileSystem
     if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
-    viewRoots = addMountPoints(viewRoots, frozen: snapshots != nil, diagnostics)
+    viewRoots = addMountPoints(viewRoots, snapshots: snapshots, diagnostics)
     // And those below a filesystem mounted in a ROOT, now a view of its own
     // (a user's subvolumes in /home, mounted from @home, below ROOT /).
     if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
@@ -438,7 +444,7 @@ package struct ViewRun: Sendable, Equatable {
   /// - in the view of /, /proc, /sys, /dev, /run, /tmp and what is mounted
   ///   below them: bound back as they are (``SystemRoot``).
   ///
-  /// A snapshot (`frozen`) holds no mount, but it does hold what a mount
+  /// A snapshot (`snapshots`) holds no mount, but it does hold what a mount
   /// hides from users: the entries of the directory below it, the file
   /// below a mounted file. So there a directory mount point is the empty
   /// directory, with -x or without (the filesystem mounted there is not
@@ -447,9 +453,10 @@ package struct ViewRun: Sendable, Equatable {
   /// the file below it.
   ///
   /// Returns every view to mount, a ROOT before the views inside it.
-  private func addMountPoints(_ given: [ViewRoot], frozen: Bool, _ diagnostics: Diagnostics)
-    -> [ViewRoot]
-  {
+  private func addMountPoints(
+    _ given: [ViewRoot], snapshots: SnapshotSet?, _ diagnostics: Diagnostics
+  ) -> [ViewRoot] {
+    let frozen = snapshots != nil
     let points: [[UInt8]]
     do throws(SkipBackupError) {
       points = try MountTable.mountPoints()
@@ -473,8 +480,11 @@ package struct ViewRun: Sendable, Equatable {
       let mountPoint = FilePath(bytes: point)
       guard let inner = try? FileItem(path: mountPoint, followSymbolicLinks: false).status()
       else { continue }
-      if frozen {
-        freeze(mountPoint, Array(inside), of: inner, in: &roots[owner], diagnostics)
+      if let snapshots {
+        // The ROOTs and subvolumes frozen are the first views, in the
+        // order of the snapshots' roots; none is added before this.
+        let below = try? snapshots.status(of: Array(inside), in: owner)
+        freeze(mountPoint, Array(inside), of: inner, over: below, in: &roots[owner], diagnostics)
         continue
       }
       let mounted: ViewPlan.Mounted =
@@ -527,24 +537,19 @@ package struct ViewRun: Sendable, Equatable {
   }
 
   /// The mount point `mountPoint` (`inside` its ROOT's view `root`, which
-  /// reads a snapshot), whose mounted root has status `inner`, as the view
+  /// reads a snapshot, where the item below it has status `below`, `nil`
+  /// when there is none), whose mounted root has status `inner`, as the view
   /// of the snapshot shows it: hidden when what is mounted there is
   /// marked; else an empty directory, or the mounted file bound over.
   /// Nothing when the snapshot holds no item of that kind there (the path
   /// to it crosses a subvolume nested in the ROOT's, which the snapshot
   /// holds empty).
   private func freeze(
-    _ mountPoint: FilePath, _ inside: [UInt8], of inner: stat, in root: inout ViewRoot,
-    _ diagnostics: Diagnostics
+    _ mountPoint: FilePath, _ inside: [UInt8], of inner: stat, over below: stat?,
+    in root: inout ViewRoot, _ diagnostics: Diagnostics
   ) {
     let isDirectory = inner.st_mode & S_IFMT == S_IFDIR
-    guard
-      let below = try? FileItem(
-        path: root.real.appending(bytes: inside), followSymbolicLinks: false
-      )
-      .status(),
-      (below.st_mode & S_IFMT == S_IFDIR) == isDirectory
-    else { return }
+    guard let below, (below.st_mode & S_IFMT == S_IFDIR) == isDirectory else { return }
     let judgement: ViewVisitor.Judgement
     do throws(SkipBackupError) {
       judgement = try ViewVisitor.judge(

@@ -114,15 +114,23 @@ package struct TreeWalkOptions: Sendable {
   /// its directories at its next entry, the queued ones are closed, and
   /// nothing vanished is looked up again.
   package var stop: WalkStop?
+  /// The root, already open for reading (a directory its caller resolved
+  /// once, and holds open for as long as the walk): the walk reads it
+  /// through a duplicate of its own, and the root's path only names it.
+  /// `run --snapshot`'s ROOT in its snapshot, opened by descriptor from
+  /// the snapshot taken (``SnapshotSet``), where its path passes through
+  /// directories another user owns.
+  package var rootDirectory: CInt?
 
   package init(
     oneFileSystem: Bool = false, followRootSymbolicLink: Bool = false, wholeListings: Bool = false,
-    stop: WalkStop? = nil
+    stop: WalkStop? = nil, rootDirectory: CInt? = nil
   ) {
     self.oneFileSystem = oneFileSystem
     self.followRootSymbolicLink = followRootSymbolicLink
     self.wholeListings = wholeListings
     self.stop = stop
+    self.rootDirectory = rootDirectory
   }
 }
 
@@ -289,6 +297,9 @@ private final class ClosureVisitor: TreeVisitor {
 private func openRoot(
   _ root: FilePath, _ options: TreeWalkOptions, _ visitor: any TreeVisitor
 ) -> (rootDevice: dev_t, task: WorkSharing.Task?)? {
+  if let directory = options.rootDirectory {
+    return openRoot(root, directory, visitor)
+  }
   let follow = options.followRootSymbolicLink
   let rootItem = FileItem(path: root, followSymbolicLinks: follow)
   let status: stat
@@ -298,16 +309,9 @@ private func openRoot(
     visitor.walkFailed(error)
     return nil
   }
-  var path = PathBuffer()
-  path.set(root)
-  let type = FileType(rawValue: status.st_mode & S_IFMT)
-  let decision = visitor.visit(
-    TreeEntry(
-      type: type, depth: 0, isOnOtherFilesystem: false, item: rootItem,
-      inode: UInt64(status.st_ino), pathBytes: path.bytes,
-      nameLength: path.bytes.count - ((path.bytes.lastIndex(of: 0x2F)).map { $0 + 1 } ?? 0),
-      markedAncestorLength: nil))
-  guard decision != .skipChildren, type.isDirectory else { return (status.st_dev, nil) }
+  guard let decision = visitRoot(root, rootItem, status, visitor) else {
+    return (status.st_dev, nil)
+  }
   let opened = root.withCString { path in
     valueOrErrno {
       // Raw: the walk's own descriptors, a call once an entry (docs/architecture.md, the walk's
@@ -318,16 +322,66 @@ private func openRoot(
   }
   switch opened {
   case .success(let descriptor):
-    return (
-      status.st_dev,
-      WorkSharing.Task(
-        descriptor: descriptor, path: Array(path.bytes), depth: 1,
-        markedAncestorLength: decision == .descendMarked ? path.count : nil)
-    )
+    return (status.st_dev, rootTask(root, decision, descriptor))
   case .failure(let errno):
     visitor.walkFailed(SkipBackupError(.openat, errno, path: root))
     return (status.st_dev, nil)
   }
+}
+
+/// ``openRoot(_:_:_:)`` of a root open as `directory`
+/// (``TreeWalkOptions/rootDirectory``): its duplicate, which the walk
+/// owns, is visited and read; `root` names it.
+private func openRoot(_ root: FilePath, _ directory: CInt, _ visitor: any TreeVisitor)
+  -> (rootDevice: dev_t, task: WorkSharing.Task?)?
+{
+  let copy: Descriptor
+  do throws(SkipBackupError) {
+    copy = try Descriptor(duplicating: directory, path: root)
+  } catch {
+    visitor.walkFailed(error)
+    return nil
+  }
+  let status: stat
+  do throws(SkipBackupError) {
+    status = try copy.status()
+  } catch {
+    visitor.walkFailed(error)
+    return nil
+  }
+  let item = FileItem(descriptor: FileDescriptor(rawValue: copy.rawValue), displayPath: root)
+  guard let decision = visitRoot(root, item, status, visitor) else { return (status.st_dev, nil) }
+  return (status.st_dev, rootTask(root, decision, copy.release()))
+}
+
+/// Shows the root, `item` with `status`, to `visitor`: what it decided,
+/// or `nil` when the walk does not read the root's entries.
+private func visitRoot(
+  _ root: FilePath, _ item: FileItem, _ status: stat, _ visitor: any TreeVisitor
+) -> TreeVisit? {
+  var path = PathBuffer()
+  path.set(root)
+  let type = FileType(rawValue: status.st_mode & S_IFMT)
+  let decision = visitor.visit(
+    TreeEntry(
+      type: type, depth: 0, isOnOtherFilesystem: false, item: item,
+      inode: UInt64(status.st_ino), pathBytes: path.bytes,
+      nameLength: path.bytes.count - ((path.bytes.lastIndex(of: 0x2F)).map { $0 + 1 } ?? 0),
+      markedAncestorLength: nil))
+  return decision != .skipChildren && type.isDirectory ? decision : nil
+}
+
+/// The first task of a walk: the root, open as `descriptor`, which the
+/// walk owns from here on, as `decision` said.
+private func rootTask(_ root: FilePath, _ decision: TreeVisit, _ descriptor: CInt)
+  -> WorkSharing.Task
+{
+  var buffer = PathBuffer()
+  buffer.set(root)
+  let path = Array(buffer.bytes)
+  return WorkSharing.Task(
+    descriptor: descriptor, path: path, depth: 1,
+    markedAncestorLength: decision == .descendMarked ? path.count : nil)
 }
 
 /// One thread's walk: a stack of open directories, each reading its entries

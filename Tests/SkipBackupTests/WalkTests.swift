@@ -68,6 +68,29 @@ import SystemPackage
     check([collector], against: expected)
   }
 
+  /// A root its caller holds open is read through that descriptor: its
+  /// path, which now leads to another directory, only names it, and its
+  /// mark is read from the directory held.
+  @Test func aRootHeldOpenIsWalkedThroughItsDescriptorNotItsPath() throws {
+    tree.directory("walked/inner")
+    tree.file("walked/inner/kept")
+    setfattr(tree.path + "/walked", Names.legacy, hex: "01")
+    let held = open(tree.path + "/walked", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    try #require(held >= 0)
+    defer { close(held) }
+    #expect(rename(tree.path + "/walked", tree.path + "/moved") == 0)
+    tree.directory("walked")
+    tree.file("walked/swapped-in")
+    let collector = Collector()
+    _ = walkTree(
+      root: FilePath(tree.path + "/walked"), options: TreeWalkOptions(rootDirectory: held),
+      visitors: [collector])
+    let root = tree.path + "/walked"
+    #expect(collector.paths == [root, root + "/inner", root + "/inner/kept"])
+    #expect(collector.inherited[root + "/inner/kept"] == root)
+    #expect(collector.failures.isEmpty)
+  }
+
   @Test func aParallelWalkVisitsEveryItemOnceAndInheritsTheSame() {
     let expected = makeTree(directories: 200, files: 30)
     let collectors = (0..<4).map { _ in Collector() }
