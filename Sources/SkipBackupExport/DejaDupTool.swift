@@ -74,6 +74,22 @@ package enum DejaDupTool: CaseIterable, Sendable {
     Array("--archive-dir=".utf8), Array("--tempdir=".utf8), Array("--cache-dir=".utf8),
   ]
 
+  /// What Déjà Dup includes of its own state in a backup: each
+  /// `--include=` directory inside the `--archive-dir=` one. Déjà Dup 44
+  /// passes `--include=~/.cache/deja-dup/metadata` first, backs it up, and
+  /// restores it after the backup to check the backup; when `~/.cache` is
+  /// marked (the sweep's xdg-cache rule), the view must still show it.
+  package static func ownIncludes(_ command: [[UInt8]]) -> [[UInt8]] {
+    func values(_ option: String) -> [[UInt8]] {
+      let prefix = Array(option.utf8)
+      return command.filter { $0.starts(with: prefix) }.map { Array($0.dropFirst(prefix.count)) }
+    }
+    let archives = values("--archive-dir=")
+    return values("--include=").filter { include in
+      archives.contains { path(include[...], below: $0) != nil }
+    }
+  }
+
   /// The tool `command` runs, by its program's last name; `nil` for
   /// another program.
   package init?(command: [[UInt8]]) {

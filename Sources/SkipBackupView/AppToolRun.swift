@@ -65,6 +65,7 @@ package struct AppToolRun: Sendable, Equatable {
       roots: folders.map { FilePath(bytes: $0) }, command: command, mechanisms: mechanisms,
       sweepFirst: sweepFirst, quiet: true, streams: streams)
     view.stateOptions = DejaDupTool.stateOptions
+    view.keptReal = DejaDupTool.ownIncludes(command).map { FilePath(bytes: $0) }
     try view.run()
   }
 

@@ -90,7 +90,7 @@ package enum ViewMounter {
             root, layer: parts[index], real: reals[index], privilege: privilege))
       }
       if root.isSystemRoot { try systemRoot?.bind(onto: mounted[index]) }
-      for file in root.fileMounts {
+      for file in root.fileMounts + root.keptReal {
         try MountedFile.bind(
           file, root: root, real: lives[index] ?? reals[index], view: mounted[index])
       }

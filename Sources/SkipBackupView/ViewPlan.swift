@@ -28,6 +28,12 @@ package struct ViewRoot {
   /// The files on which another file is mounted, relative to ``path``:
   /// the overlay shows the file below, so the mounted one is bound over it.
   package var fileMounts: [[UInt8]] = []
+  /// The tool's own directories the backup reads (Déjà Dup's metadata,
+  /// which it includes in each backup and restores to check it), relative
+  /// to ``path``: shown as they really are, read-only, though a mark above
+  /// hides the rest of what holds them (the directories on the way are
+  /// emptied); bound over the view like ``fileMounts``.
+  package var keptReal: [[UInt8]] = []
 
   package init(path: FilePath, hidden: [[UInt8]]) {
     self.path = path

@@ -30,6 +30,9 @@ package struct ViewRun: Sendable, Equatable {
   /// The options of COMMAND (each with its `=`) whose value names the
   /// tool's own state, kept real (``StateArguments``): `run --for deja-dup`.
   package var stateOptions: [[UInt8]] = []
+  /// Directories COMMAND reads as they are though a mark above them hides
+  /// what holds them (``ViewRoot/keptReal``): `run --for deja-dup`.
+  package var keptReal: [FilePath] = []
   /// Where the diagnostics go; COMMAND gets the process's own streams.
   package var streams: Streams = .standard
 
@@ -172,6 +175,7 @@ package struct ViewRun: Sendable, Equatable {
             directory: snapshots?.directory(of: index)))
       }
     }
+    for kept in keptReal { keep(kept, in: &viewRoots) }
     // A directory that could not be read may hold marks: the view would not be exact.
     let denied = run.visitors.map(\.denied).reduce(0, +)
     if denied > 0 {
@@ -258,6 +262,27 @@ package struct ViewRun: Sendable, Equatable {
     let arguments = CommandLaunch.Arguments(passedState)
     try watch.verify(diagnostics: diagnostics)
     throw ReportedFailure(status: CommandLaunch.exec(arguments, diagnostics: diagnostics))
+  }
+
+  /// Shows `kept` as it really is, where a hidden directory above it (or
+  /// `kept` itself) would hide it: that one and each directory down to
+  /// `kept` become empty opaque directories in the layer, and `kept` is
+  /// bound over the last. Nothing else of them shows.
+  private func keep(_ kept: FilePath, in roots: inout [ViewRoot]) {
+    guard let (owner, inside) = ViewPlan.owner(of: kept.bytes, in: roots),
+      let above = roots[owner].hidden.first(where: { path(inside, isOrIsBelow: $0) })
+    else { return }
+    roots[owner].hidden.removeAll { $0 == above }
+    var directory = above
+    var emptied = [above]
+    for name in inside.dropFirst(above.count).split(separator: UInt8(ascii: "/")) {
+      directory += [UInt8(ascii: "/")] + name
+      emptied.append(directory)
+    }
+    roots[owner].emptied = (roots[owner].emptied + emptied).sorted {
+      $0.lexicographicallyPrecedes($1)
+    }
+    roots[owner].keptReal.append(Array(inside))
   }
 
   /// Takes the snapshots of the ROOTs' subvolumes (``SnapshotSet``), and

@@ -77,7 +77,9 @@ struct RunCommand: ParsableCommand {
       (duplicity, restic, borg). A backup (duplicity full, or its implied backup; restic \
       backup; borg create) sees the view at each folder Deja Dup saves (its include-list, \
       resolved as export --for deja-dup resolves it), and each --archive-dir=, --tempdir= \
-      or --cache-dir= directory inside one is the real directory, through /proc/self/fd/N; \
+      or --cache-dir= directory inside one is the real directory, through /proc/self/fd/N, \
+      and each --include= inside the --archive-dir= one (Deja Dup's metadata, which it \
+      restores to check the backup) shows as it is, even below a marked ~/.cache; \
       every other run of the tool (a status, a restore, a cleanup) runs as it is. Another \
       program is refused. See docs/desktop.md.
 
