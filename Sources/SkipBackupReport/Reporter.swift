@@ -13,7 +13,8 @@ package final class Reporter {
   package let output: Output
   package let diagnostics: Diagnostics
   // Usable from the inlined tick(): each engine is a module of its own,
-  // and a call across modules per entry was 2 % of list's instructions.
+  // and a call across modules per entry costs 2 % of list's instructions
+  // (docs/performance.md).
   @usableFromInline let progress: Progress
   @usableFromInline var pending = 0
 

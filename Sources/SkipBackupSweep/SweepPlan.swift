@@ -125,8 +125,9 @@ package final class SweepVisitor: ReportingVisitor {
   @exclusivity(unchecked) private var directories: [Directory] = []
   /// By depth, as `directories`: whether a path rule or git names an entry
   /// of the directory. A plain `Bool` for the check every file makes, where
-  /// reaching into a `Directory` retained its arrays (`swift_retain` was 9 %
-  /// of a repeat sweep's user time against 3 % in `list`).
+  /// reaching into a `Directory` retains its arrays (`swift_retain` is then
+  /// 9 % of a repeat sweep's user time, against 3 % in `list`;
+  /// docs/performance.md).
   @exclusivity(unchecked) private var entriesNamed: [Bool] = []
 
   private struct Directory {

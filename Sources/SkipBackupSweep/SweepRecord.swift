@@ -20,10 +20,11 @@ import SystemPackage
 ///     user.skipbackup.sweep.legacy,resource:~/Downloads/big.iso
 ///
 /// so that the one `listxattr` a walk makes on every item anyway carries it.
-/// In the first form, the value of `user.skipbackup.sweep`
+/// In the other form, the value of `user.skipbackup.sweep`
 /// (`"MECHANISMS RULE"`), a repeat sweep of mkhome.py's 800-project home
-/// read its 1,005 records with a `getxattr` each: its CPU time against
-/// `list` went from 1.055x to 1.020x without them. That form is still read,
+/// reads its 1,005 records with a `getxattr` each: its CPU time against
+/// `list` is 1.055x so, 1.020x from the names (docs/performance.md). That
+/// form is still read,
 /// and still written where the name would pass the kernel's 255 bytes
 /// (`XATTR_NAME_MAX`): a `path` rule with a long path.
 ///

@@ -4,11 +4,12 @@ extension FileType {
   // swift-system spells `.directory` and `.regular` as Glibc's `S_IFDIR`
   // and `S_IFREG`, which the Glibc overlay declares as computed properties
   // that no caller inlines: a call for each comparison, made for every
-  // entry of a walk (`S_IFDIR`'s getter alone was 2.2 % of `status -R`'s
+  // entry of a walk (`S_IFDIR`'s getter alone is 2.2 % of `status -R`'s
   // user samples on the 200,000-file tree). The walk's own checks compare
   // with the values of <sys/stat.h> instead, which are the same on every
-  // Linux architecture: `status -R` of mkhome.py's projects went from 301.0M
-  // to 293.0M user instructions under callgrind.
+  // Linux architecture: `status -R` of mkhome.py's projects takes 293.0M
+  // user instructions under callgrind so, 301.0M through the getters
+  // (docs/performance.md).
 
   /// `S_IFDIR`.
   @inlinable package static var directoryBits: CInterop.Mode { 0o040000 }

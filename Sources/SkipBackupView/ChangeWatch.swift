@@ -13,8 +13,8 @@ import SystemPackage
 /// whether the tree changed in that time where the view would show it
 /// wrongly: a directory moved between two places (the walk may list the
 /// place it goes to before the move and the place it left after it, and
-/// never see it: the view showed its marked file in 244 of 512 runs under a
-/// rename loop), an item marked or unmarked after the walk read it, a
+/// never see it: unwatched, the view shows its marked file in 244 of 512
+/// runs under a rename loop, docs/performance.md), an item marked or unmarked after the walk read it, a
 /// marked file linked in, the ROOT moved or marked. A change found after the
 /// walk makes the run walk again; one found once the view is mounted, or on
 /// the last walk, refuses the run in one line.

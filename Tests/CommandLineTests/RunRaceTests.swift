@@ -253,10 +253,11 @@ import TestSupport
 
   /// The same loop without the watch (fanotify_init refused, as by a
   /// kernel without fanotify): the view does show the marked file, so the
-  /// test above can fail. Unwatched, 8 of 40 runs as root showed it, 6 as nobody
-  /// (most others stopped on the directory gone while the layer was made);
-  /// in one loaded run of the suite, none of 27 that started as nobody. So
-  /// the loop goes on, 40 runs at a time, until one shows it, up to 320.
+  /// test above can fail. Unwatched, about 8 of 40 runs as root show it and
+  /// 6 as nobody (most others stop on the directory gone while the layer is
+  /// made), and on a loaded machine none of 27 that start as nobody may
+  /// (docs/performance.md). So the loop goes on, 40 runs at a time, until
+  /// one shows it, up to 320.
   @Test(arguments: User.allCases)
   func anUnwatchedViewShowsTheRenamedMarkedFile(user: User) throws {
     var counts = LoopCounts()

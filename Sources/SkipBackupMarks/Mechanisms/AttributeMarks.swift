@@ -16,8 +16,8 @@ extension Mechanism {
 
   /// Each mechanism's attribute name and mark, made once from the table,
   /// by bit: the readers ask for the name of every marked item's
-  /// attribute, and making it anew each time was 16 % of `list`'s
-  /// instructions on the 200,000-file tree.
+  /// attribute, and making it anew for each costs 16 % of `list`'s
+  /// instructions on the 200,000-file tree (docs/performance.md).
   private static let attributes: [(name: AttributeName, value: [UInt8])?] = {
     var attributes = [(name: AttributeName, value: [UInt8])?](repeating: nil, count: 8)
     for mechanism in allCases {
