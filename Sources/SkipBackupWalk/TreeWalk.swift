@@ -221,7 +221,7 @@ final class VanishedEntry: @unchecked Sendable {
 /// directories waiting as there are threads.
 ///
 /// 1,000 items alone: a few milliseconds of calls, against some 50 µs to
-/// start a thread. A threshold of 20,000 kept a tenth of the 200,000-file
+/// start a thread. A threshold of 20,000 keeps a tenth of the 200,000-file
 /// tree's walk on one core (`list` 1.14x `xscan` wall, 1.03x CPU).
 package func walkTree(
   root: FilePath, options: TreeWalkOptions = TreeWalkOptions(), visitors: [any TreeVisitor],
