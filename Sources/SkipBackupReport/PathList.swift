@@ -35,8 +35,8 @@ package struct PathList: ~Copyable {
   private var records = 0
   /// Where the search for the next separator goes on: the bytes from
   /// `start` up to here hold none. Each byte is looked at once, where a
-  /// search from `start` after each read was quadratic (an 80 MB line took
-  /// 13.9 s).
+  /// search from `start` after each read is quadratic (an 80 MB line takes
+  /// 13.9 s so; docs/performance.md).
   private var scanned = 0
   /// The bytes of an overlong record passed over so far, or `nil`.
   private var skipping: Int?
@@ -103,8 +103,8 @@ package struct PathList: ~Copyable {
   /// Reads what comes next onto the end of the buffer.
   private mutating func fill() throws(Errno) {
     let old = buffer.count
-    // An array's bytes are copied at once; a repeatElement was added one
-    // element at a time (most of the time a long line took, in perf).
+    // An array's bytes are copied at once; a repeatElement is added one
+    // element at a time (most of a long line's time, in perf).
     buffer.append(contentsOf: Self.chunk)
     let count: Int
     do throws(SkipBackupError) {

@@ -387,8 +387,9 @@ public struct ExtendedAttributes: Sendable {
   ///
   /// Built on the stack, digits and all: on a kernel without the `*xattrat`
   /// calls (Debian 12's 6.1) this runs for every entry of a walk, and a
-  /// `String` interpolated and copied into an `Array` each time was about a
-  /// fifth of `list`'s user instructions (callgrind, mkhome.py's swept home).
+  /// `String` interpolated and copied into an `Array` each time is about a
+  /// fifth of `list`'s user instructions (callgrind, mkhome.py's swept home;
+  /// docs/performance.md).
   private func withProcPath<R>(_ directory: CInt, _ body: (UnsafePointer<CChar>) -> R) -> R {
     item.withPathPointer { name in
       let prefix: StaticString = "/proc/self/fd/"
