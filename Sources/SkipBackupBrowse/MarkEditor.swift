@@ -221,7 +221,7 @@ package final class MarkEditor {
     if status.st_mode & S_IFMT == S_IFDIR && tree.entry(named: tag, in: node) == nil {
       // In the item itself, opened as its parent's entry with no link
       // followed, as the change reached it: not by its full path.
-      let tagStatus = try? item.withOpenDescriptor(MountFlag.pathOnly | O_DIRECTORY) {
+      let tagStatus = try? item.withOpenDescriptor(OpenFlags([.pathOnly, .directory]).rawValue) {
         (directory) throws(SkipBackupError) in
         try FileItem(
           name: FilePath(bytes: tag), in: FileDescriptor(rawValue: directory),

@@ -175,3 +175,15 @@ extension Result {
     return false
   }
 }
+
+extension CStringArray {
+  /// Replaces this process with the program its first string names, found
+  /// in `PATH` as a shell finds it, given all its strings as arguments
+  /// (`execvp(3)`); returns only when that failed, with the reason.
+  package func replaceProcess() -> Errno {
+    switch valueOrErrno({ system_execvp(pointers[0]!, pointers) }) {
+    case .success: return .ioError  // execvp returns only with -1
+    case .failure(let errno): return errno
+    }
+  }
+}

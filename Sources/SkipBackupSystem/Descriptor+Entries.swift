@@ -79,10 +79,12 @@ extension Descriptor {
     return flags
   }
 
-  /// Sets its inode flags to `flags` (`FS_IOC_SETFLAGS`, what `chattr` does).
-  package func setInodeFlags(_ flags: CInt) throws(SkipBackupError) {
+  /// Sets its inode flags to `flags` (`FS_IOC_SETFLAGS`, what `chattr`
+  /// does); the error names `reporting`, or else its path.
+  package func setInodeFlags(_ flags: CInt, reporting: FilePath? = nil) throws(SkipBackupError) {
     var flags = flags
-    _ = try valueOrErrno { system_set_inode_flags(rawValue, &flags) }.get(.setInodeFlags, path)
+    _ = try valueOrErrno { system_set_inode_flags(rawValue, &flags) }.get(
+      .setInodeFlags, reporting ?? path)
   }
 
   /// Takes an exclusive `flock(2)` on it: waits for it, or with

@@ -6,7 +6,9 @@
 // resolved again (systemd's "unsafe path transition", CVE-2018-15686's
 // class of bug).
 
+import CFanotify
 import CLinux
+import CMount
 import SystemPackage
 
 #if canImport(Glibc)
@@ -197,6 +199,49 @@ extension Descriptor {
   }
 }
 
+// MARK: - Walking below it
+
+extension Descriptor {
+  /// Opens the directory `relative` below this one (names separated by
+  /// slashes) one name at a time, each from the one before, `O_PATH |
+  /// O_DIRECTORY | O_NOFOLLOW`: a directory on the way replaced by a
+  /// symbolic link since it was looked at is refused (`ENOTDIR`), never
+  /// followed out of the tree, and a path longer than `PATH_MAX` is walked
+  /// as well. `O_PATH` asks no permission of the directories themselves:
+  /// the descriptor serves for the `*at` calls below it and as a mount's
+  /// place. Each directory, and the error, is named by `reporting` with
+  /// the names walked after it. `relative` empty opens this directory
+  /// again (`.`).
+  package func openDirectory(_ relative: [UInt8], reporting: FilePath) throws(SkipBackupError)
+    -> Descriptor
+  {
+    let flags: OpenFlags = [.pathOnly, .directory, .noFollow]
+    let names = relative.split(separator: UInt8(ascii: "/"))
+    guard let first = names.first else { return try open(".", flags, reporting: reporting) }
+    var walked = Array(first)
+    var current = try open(
+      FilePath(bytes: walked), flags, reporting: reporting.appending(bytes: walked))
+    for name in names.dropFirst() {
+      walked += [UInt8(ascii: "/")] + name
+      current = try current.open(
+        FilePath(bytes: Array(name)), flags, reporting: reporting.appending(bytes: walked))
+    }
+    return current
+  }
+
+  /// Calls `body` with the directory `relative` below this one, opened by
+  /// ``openDirectory(_:reporting:)``, or with this one itself when
+  /// `relative` is empty.
+  package func withDirectory<R: ~Copyable>(
+    _ relative: [UInt8], reporting: FilePath,
+    _ body: (borrowing Descriptor) throws(SkipBackupError) -> R
+  ) throws(SkipBackupError) -> R {
+    guard relative.contains(where: { $0 != UInt8(ascii: "/") }) else { return try body(self) }
+    let directory = try openDirectory(relative, reporting: reporting)
+    return try body(directory)
+  }
+}
+
 // MARK: - Looking at it
 
 extension Descriptor {
@@ -218,10 +263,11 @@ extension Descriptor {
     return status
   }
 
-  /// The status of the filesystem it is on, `fstatfs(2)`.
-  package func filesystemStatus() throws(SkipBackupError) -> statfs {
+  /// The status of the filesystem it is on, `fstatfs(2)`; the error names
+  /// `reporting`, or else its path.
+  package func filesystemStatus(reporting: FilePath? = nil) throws(SkipBackupError) -> statfs {
     var status = statfs()
-    _ = try valueOrErrno { system_fstatfs(rawValue, &status) }.get(.fstatfs, path)
+    _ = try valueOrErrno { system_fstatfs(rawValue, &status) }.get(.fstatfs, reporting ?? path)
     return status
   }
 
@@ -269,11 +315,14 @@ extension Descriptor {
 // MARK: - Changing entries and the item
 
 extension Descriptor {
-  /// Makes the directory `name` in this one.
-  package func makeDirectory(_ name: FilePath, mode: mode_t) throws(SkipBackupError) {
+  /// Makes the directory `name` in this one; the error names `reporting`,
+  /// or else this one's path with `name` after it.
+  package func makeDirectory(_ name: FilePath, mode: mode_t, reporting: FilePath? = nil)
+    throws(SkipBackupError)
+  {
     _ = try name.withCString { cName in
       valueOrErrno { system_mkdirat(rawValue, cName, mode) }
-    }.get(.mkdirat, below(name))
+    }.get(.mkdirat, reporting ?? below(name))
   }
 
   /// Removes the entry `name` of this directory (``AtFlags/removeDirectory``
@@ -298,13 +347,15 @@ extension Descriptor {
   }
 
   /// Changes its owner and group, `fchown(2)`.
-  package func changeOwner(_ owner: uid_t, group: gid_t) throws(SkipBackupError) {
-    _ = try valueOrErrno { system_fchown(rawValue, owner, group) }.get(.fchown, path)
+  package func changeOwner(_ owner: uid_t, group: gid_t, reporting: FilePath? = nil)
+    throws(SkipBackupError)
+  {
+    _ = try valueOrErrno { system_fchown(rawValue, owner, group) }.get(.fchown, reporting ?? path)
   }
 
   /// Changes its mode, `fchmod(2)`.
-  package func changeMode(_ mode: mode_t) throws(SkipBackupError) {
-    _ = try valueOrErrno { system_fchmod(rawValue, mode) }.get(.fchmod, path)
+  package func changeMode(_ mode: mode_t, reporting: FilePath? = nil) throws(SkipBackupError) {
+    _ = try valueOrErrno { system_fchmod(rawValue, mode) }.get(.fchmod, reporting ?? path)
   }
 
   /// Writes what was written through it to the disk, `fsync(2)`.
@@ -317,18 +368,22 @@ extension Descriptor {
 
 extension Descriptor {
   /// A new filesystem context of `type` (`fsopen(2)`), to configure and
-  /// mount.
-  package static func filesystemContext(_ type: String) throws(SkipBackupError) -> Descriptor {
+  /// mount; it and the mount made of it name `path` (the ROOT it is for),
+  /// or else `type`.
+  package static func filesystemContext(_ type: String, for path: FilePath? = nil)
+    throws(SkipBackupError) -> Descriptor
+  {
+    let shown = path ?? FilePath(type)
     let number = try type.withCString { name in
-      valueOrErrno { system_fsopen(name, MountFlag.fsopenCloseOnExec) }
-    }.get(.fsopen, FilePath(type))
-    return Descriptor(adopting: number, path: FilePath(type))
+      valueOrErrno { system_fsopen(name, CMOUNT_FSOPEN_CLOEXEC) }
+    }.get(.fsopen, shown)
+    return Descriptor(adopting: number, path: shown)
   }
 
   /// Sets the flag `key` of this filesystem context (`fsconfig(2)`).
   package func configure(flag key: String) throws(SkipBackupError) {
     _ = try key.withCString { cKey in
-      valueOrErrno { system_fsconfig(rawValue, MountFlag.setFlag, cKey, nil, 0) }
+      valueOrErrno { system_fsconfig(rawValue, CMOUNT_FSCONFIG_SET_FLAG, cKey, nil, 0) }
     }.get(.fsconfig, path)
   }
 
@@ -336,7 +391,9 @@ extension Descriptor {
   package func configure(_ key: String, to value: [UInt8]) throws(SkipBackupError) {
     _ = try key.withCString { cKey in
       (value + [0]).withUnsafeBytes { bytes in
-        valueOrErrno { system_fsconfig(rawValue, MountFlag.setString, cKey, bytes.baseAddress, 0) }
+        valueOrErrno {
+          system_fsconfig(rawValue, CMOUNT_FSCONFIG_SET_STRING, cKey, bytes.baseAddress, 0)
+        }
       }
     }.get(.fsconfig, path)
   }
@@ -344,7 +401,7 @@ extension Descriptor {
   /// Creates the filesystem this context describes (`fsconfig(2)`'s
   /// `FSCONFIG_CMD_CREATE`).
   package func createFilesystem() throws(SkipBackupError) {
-    _ = try valueOrErrno { system_fsconfig(rawValue, MountFlag.create, nil, nil, 0) }.get(
+    _ = try valueOrErrno { system_fsconfig(rawValue, CMOUNT_FSCONFIG_CMD_CREATE, nil, nil, 0) }.get(
       .fsconfig, path)
   }
 
@@ -352,18 +409,18 @@ extension Descriptor {
   /// (`fsmount(2)`), attached nowhere until ``moveMount(onto:)``.
   package func mount(_ attributes: MountAttributes) throws(SkipBackupError) -> Descriptor {
     let number = try valueOrErrno {
-      system_fsmount(rawValue, MountFlag.fsmountCloseOnExec, attributes.rawValue)
+      system_fsmount(rawValue, CMOUNT_FSMOUNT_CLOEXEC, attributes.rawValue)
     }.get(.fsmount, path)
     return Descriptor(adopting: number, path: path)
   }
 
   /// A descriptor of the mount at `name` in this directory, or a detached
   /// copy of it (``OpenTreeFlags/clone``), `open_tree(2)`.
-  package func openTree(_ name: FilePath = "", _ flags: OpenTreeFlags) throws(SkipBackupError)
-    -> Descriptor
-  {
+  package func openTree(
+    _ name: FilePath = "", _ flags: OpenTreeFlags, reporting: FilePath? = nil
+  ) throws(SkipBackupError) -> Descriptor {
     let flags = flags.union(.closeOnExec).union(name.isEmpty ? .emptyPath : [])
-    let shown = below(name)
+    let shown = reporting ?? below(name)
     let number = try name.withCString { cName in
       valueOrErrno { system_open_tree(rawValue, cName, flags.rawValue) }
     }.get(.openTree, shown)
@@ -373,12 +430,17 @@ extension Descriptor {
   /// Attaches this detached mount onto the directory or file `target` is
   /// open on (`move_mount(2)` with both sides by descriptor:
   /// `MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH`): no path is
-  /// resolved, so what was opened is what is covered.
-  package func moveMount(onto target: borrowing Descriptor) throws(SkipBackupError) {
+  /// resolved, so what was opened is what is covered. On a place where
+  /// something was mounted since it was opened, it goes on top (the
+  /// kernel's `lock_mount` follows the mounts stacked there). The error
+  /// names `reporting`, or else the target's path.
+  package func moveMount(onto target: borrowing Descriptor, reporting: FilePath? = nil)
+    throws(SkipBackupError)
+  {
     let flags: MoveMountFlags = [.fromEmptyPath, .toEmptyPath]
     _ = try valueOrErrno {
       system_move_mount(rawValue, "", target.rawValue, "", flags.rawValue)
-    }.get(.moveMount, target.path)
+    }.get(.moveMount, reporting ?? target.path)
   }
 
   /// Sets `attributes` on the mount it is open on, clearing none
@@ -391,9 +453,75 @@ extension Descriptor {
   }
 }
 
+// MARK: - Building and entering a view
+
+extension Descriptor {
+  /// Makes the whiteout `name` in this directory: the character device
+  /// 0/0, which overlayfs shows as "no such file" (overlayfs.rst,
+  /// "whiteouts and opaque directories"). The error names `reporting`.
+  package func makeWhiteout(_ name: FilePath, reporting: FilePath) throws(SkipBackupError) {
+    _ = try name.withCString { cName in
+      valueOrErrno { system_mknodat(rawValue, cName, S_IFCHR, 0, 0) }
+    }.get(.mknodat, reporting)
+  }
+
+  /// Sets its access and modification times (`futimens(3)`); the error
+  /// names `reporting`, or else its path.
+  package func changeTimes(
+    access: timespec, modification: timespec, reporting: FilePath? = nil
+  ) throws(SkipBackupError) {
+    let times = [access, modification]
+    _ = try times.withUnsafeBufferPointer { buffer in
+      valueOrErrno { system_futimens(rawValue, buffer.baseAddress!) }
+    }.get(.futimens, reporting ?? path)
+  }
+
+  /// Makes the directory it is open on this process's working directory
+  /// and root directory (`fchdir(2)`, then `chroot(".")`): a root reached
+  /// by descriptor, not by a path looked up again.
+  package func enterAsRoot() throws(SkipBackupError) {
+    _ = try valueOrErrno { system_fchdir(rawValue) }.get(.fchdir, path)
+    _ = try valueOrErrno { system_chroot(".") }.get(.chroot, path)
+  }
+
+  /// Opens `path` for the program this process is replaced by: not
+  /// close-on-exec, so `execve(2)` keeps it. The number, which that
+  /// program owns from then on and nothing here closes.
+  package static func openForNextProgram(_ path: FilePath, _ flags: OpenFlags)
+    throws(SkipBackupError) -> CInt
+  {
+    try path.withCString { name in
+      valueOrErrno { system_openat(CLINUX_AT_FDCWD, name, flags.rawValue, 0) }
+    }.get(.openat, path)
+  }
+}
+
+/// Makes `directory` the working directory (`chdir(2)`).
+package func changeWorkingDirectory(to directory: FilePath) throws(SkipBackupError) {
+  _ = try directory.withCString { name in valueOrErrno { system_chdir(name) } }.get(
+    .chdir, directory)
+}
+
+/// Sets the environment variable `name` to `value` (`setenv(3)`); the
+/// error names `path`, what the value is about.
+package func setEnvironment(_ name: String, to value: [UInt8], for path: FilePath)
+  throws(SkipBackupError)
+{
+  let cValue = value.map { CChar(bitPattern: $0) } + [0]
+  _ = try valueOrErrno { system_setenv(name, cValue, 1) }.get(.setenv, path)
+}
+
+/// Sets the propagation of the mounts at `path` and below it (`mount(2)`
+/// with no source, type or data).
+package func changePropagation(of path: FilePath, _ flags: MountFlags) throws(SkipBackupError) {
+  _ = try path.withCString { target in
+    valueOrErrno { system_mount(nil, target, nil, flags.rawValue, nil) }
+  }.get(.mount, path)
+}
+
 /// Makes the calling thread's namespaces `flags` new (`unshare(2)`); the
 /// error names `path`, the ROOT the namespace is for.
-package func unshare(_ flags: CloneFlags, for path: FilePath) throws(SkipBackupError) {
+package func enterNewNamespaces(_ flags: CloneFlags, for path: FilePath) throws(SkipBackupError) {
   _ = try valueOrErrno { system_unshare(flags.rawValue) }.get(.unshare, path)
 }
 
@@ -422,6 +550,26 @@ extension Descriptor {
     }.get(.fanotifyMark, item.path)
   }
 
+  /// Marks the item that `name` (`nil`: the directory itself) names in
+  /// the directory `directory`, a descriptor number as
+  /// `FileItem.withAtArguments` gives it; the error names `reporting`.
+  package func mark(
+    _ flags: FanotifyMarkFlags, _ events: FanotifyEvents, in directory: CInt,
+    _ name: UnsafePointer<CChar>?, reporting: FilePath
+  ) throws(SkipBackupError) {
+    _ = try valueOrErrno {
+      system_fanotify_mark(rawValue, flags.rawValue, events.rawValue, directory, name)
+    }.get(.fanotifyMark, reporting)
+  }
+
+  /// Takes every mark of this group of the kind `flags` names
+  /// (``FanotifyMarkFlags/filesystem``, or none for the marks of inodes)
+  /// off (`FAN_MARK_FLUSH`); the group queues no event of them after.
+  package func flushMarks(_ flags: FanotifyMarkFlags) throws(SkipBackupError) {
+    _ = try valueOrErrno { system_fanotify_flush(rawValue, flags.rawValue) }.get(
+      .fanotifyFlush, path)
+  }
+
   /// Reads this non-blocking group's queued events into `buffer`: the
   /// bytes read, 0 when none are queued (`EAGAIN`). ``FanotifyRecords``
   /// decodes them.
@@ -434,4 +582,25 @@ extension Descriptor {
     case .failure(let errno): throw SkipBackupError(.readEvents, errno, path: path)
     }
   }
+}
+
+/// The handle that identifies the item `name` names in `directory` (a
+/// descriptor number as `FileItem.withAtArguments` gives it), as fanotify's
+/// events name a directory: `name_to_handle_at(2)` with `flags` and
+/// ``AtFlags/handleForIdentity``. The handle (struct file_handle:
+/// `handle_bytes`, `handle_type`, `f_handle`) and the ID of the mount it
+/// was found on; the error names `reporting`.
+package func fileHandle(
+  in directory: CInt, _ name: UnsafePointer<CChar>, _ flags: AtFlags, reporting: FilePath
+) throws(SkipBackupError) -> (handle: [UInt8], mountID: CInt) {
+  // struct file_handle's two fields and the longest handle.
+  var handle = [UInt8](repeating: 0, count: 8 + Int(CFANOTIFY_MAX_HANDLE_SZ))
+  var mountID: CInt = 0
+  let asked = flags.union(.handleForIdentity).rawValue
+  _ = try handle.withUnsafeMutableBytes { buffer in
+    valueOrErrno {
+      system_name_to_handle_at(directory, name, buffer.baseAddress!, &mountID, asked)
+    }
+  }.get(.nameToHandleAt, reporting)
+  return (handle, mountID)
 }

@@ -19,4 +19,12 @@ extension FilePath {
       Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
     }
   }
+
+  /// This path with `relative` (bytes, no leading slash) below it.
+  package func appending(bytes relative: [UInt8]) -> FilePath {
+    guard !relative.isEmpty else { return self }
+    var whole = self.bytes
+    if whole.last != UInt8(ascii: "/") { whole.append(UInt8(ascii: "/")) }
+    return FilePath(bytes: whole + relative)
+  }
 }

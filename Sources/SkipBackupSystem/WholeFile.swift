@@ -1,3 +1,4 @@
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import SystemPackage
 /// The corresponding C functions are `openat(2)`, `read(2)` and `close(2)`.
 package func readWholeFile(_ path: FilePath, limit: Int = 1 << 20) throws(Errno) -> [UInt8] {
   let descriptor = try path.withCString { path in
-    valueOrErrno { system_openat(MountFlag.atWorkingDirectory, path, O_RDONLY | O_CLOEXEC, 0) }
+    valueOrErrno { system_openat(CLINUX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0) }
   }.get()
   defer { _ = system_close(descriptor) }
   var bytes: [UInt8] = []

@@ -15,16 +15,13 @@ import SkipBackupReport
 package enum CommandLaunch {
   /// The working directory, as bytes; `nil` when it has no path (removed).
   package static func workingDirectory() -> [UInt8]? {
-    guard case .success(let path) = valueOrErrno({ system_getcwd() }) else { return nil }
-    defer { system_free(path) }
-    return bytes(ofCString: path)
+    (try? currentDirectory())?.bytes
   }
 
   /// Enters `directory` again, now through the view, so that a working
   /// directory inside a ROOT is the view's.
   package static func enter(_ directory: [UInt8]) throws(SkipBackupError) {
-    let path = FilePath(bytes: directory)
-    try check(.chdir, path) { path.withCString { system_chdir($0) } }
+    try changeWorkingDirectory(to: FilePath(bytes: directory))
   }
 
   /// COMMAND's arguments as C strings, made before the watch's last look,
@@ -43,10 +40,7 @@ package enum CommandLaunch {
   /// with the exit status a shell gives then: 127 when there is no such
   /// program, 126 when it cannot be run.
   package static func exec(_ command: borrowing Arguments, diagnostics: Diagnostics) -> Int32 {
-    let result = valueOrErrno {
-      system_execvp(command.strings.pointers[0]!, command.strings.pointers)
-    }
-    guard case .failure(let errno) = result else { return 126 }
+    let errno = command.strings.replaceProcess()
     let name = String(escapingForDisplay: command.command[0])
     diagnostics.report("\(name): cannot be run: \(errno.description.lowercased()) (execvp)")
     return errno == .noSuchFileOrDirectory ? 127 : 126

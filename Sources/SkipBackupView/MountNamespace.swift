@@ -41,11 +41,9 @@ package enum MountNamespace {
   package static func enter(_ privilege: Privilege) throws(SkipBackupError) {
     switch privilege {
     case .root:
-      try check(.unshare, "/") { system_unshare(MountFlag.newMountNamespace) }
+      try enterNewNamespaces(.newMountNamespace, for: "/")
     case .user(let uid, let gid):
-      try check(.unshare, "/") {
-        system_unshare(MountFlag.newUserNamespace | MountFlag.newMountNamespace)
-      }
+      try enterNewNamespaces([.newUserNamespace, .newMountNamespace], for: "/")
       // An unprivileged gid_map needs setgroups denied first (user_namespaces(7)).
       let (setgroups, uidMap, gidMap) = identityFiles
       try write("deny", to: setgroups)
@@ -54,9 +52,7 @@ package enum MountNamespace {
     }
     // A shared / (systemd's default) would carry the view's mounts back
     // to the caller's namespace.
-    try check(.mount, "/") {
-      system_mount(nil, "/", nil, MountFlag.recursive | MountFlag.private, nil)
-    }
+    try changePropagation(of: "/", [.recursive, .private])
   }
 
   /// The files that map this user and group into a new user namespace, in
@@ -76,12 +72,6 @@ package enum MountNamespace {
   }
 
   private static func write(_ text: String, to path: FilePath) throws(SkipBackupError) {
-    let descriptor = try check(.openat, path) {
-      path.withCString { system_openat(MountFlag.atWorkingDirectory, $0, O_WRONLY | O_CLOEXEC, 0) }
-    }
-    defer { _ = OutputDescriptor.close(descriptor) }
-    if case .failure(let errno) = OutputDescriptor.writeAll(text, to: descriptor) {
-      throw SkipBackupError(.write, errno, path: path)
-    }
+    try Descriptor.open(path, .writeOnly).writeAll(Array(text.utf8))
   }
 }

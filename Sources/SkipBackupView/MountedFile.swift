@@ -18,37 +18,21 @@ package enum MountedFile {
   /// the same path below `view`, both reached one name at a time with no
   /// link followed.
   package static func bind(
-    _ relative: [UInt8], root: ViewRoot, real: CInt, view: CInt
+    _ relative: [UInt8], root: ViewRoot, real: borrowing Descriptor, view: borrowing Descriptor
   ) throws(SkipBackupError) {
     let path = root.path.appending(bytes: relative)
     let names = relative.split(separator: UInt8(ascii: "/"))
     let parent = Array(names.dropLast().joined(separator: [UInt8(ascii: "/")]))
-    let name = (names.last.map(Array.init) ?? []).map { CChar(bitPattern: $0) } + [0]
+    let name = FilePath(bytes: names.last.map(Array.init) ?? [])
 
-    let realParent = try FileItem.openDirectory(parent, below: real, rootPath: root.path)
-    defer { if realParent != real { _ = system_close(realParent) } }
-    let tree = try check(.openTree, path) {
-      name.withUnsafeBufferPointer {
-        system_open_tree(
-          realParent, $0.baseAddress!,
-          MountFlag.cloneTree | MountFlag.treeCloseOnExec | MountFlag.symbolicLinkNoFollow)
-      }
+    let tree = try real.withDirectory(parent, reporting: root.path) {
+      (realParent) throws(SkipBackupError) in
+      try realParent.openTree(name, [.clone, .symbolicLinkNoFollow], reporting: path)
     }
-    defer { _ = system_close(tree) }
-    try check(.mountSetattr, path) {
-      system_mount_setattr(tree, "", MountFlag.atEmptyPath, UInt64(MountFlag.readOnly))
-    }
-
-    let viewParent = try FileItem.openDirectory(parent, below: view, rootPath: root.path)
-    defer { if viewParent != view { _ = system_close(viewParent) } }
-    let target = try check(.openat, path) {
-      name.withUnsafeBufferPointer {
-        system_openat(viewParent, $0.baseAddress!, MountFlag.pathOnly | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
-    defer { _ = system_close(target) }
-    try check(.moveMount, path) {
-      system_move_mount(tree, "", target, "", MountFlag.emptyPath | MountFlag.targetEmptyPath)
+    try tree.setMountAttributes(.readOnly)
+    try view.withDirectory(parent, reporting: root.path) { (viewParent) throws(SkipBackupError) in
+      let target = try viewParent.open(name, [.pathOnly, .noFollow], reporting: path)
+      try tree.moveMount(onto: target, reporting: path)
     }
   }
 }

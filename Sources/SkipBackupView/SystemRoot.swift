@@ -31,57 +31,40 @@ package struct SystemRoot: ~Copyable {
   package static let kernels: [[UInt8]] = ["proc", "sys", "dev"].map { Array($0.utf8) }
 
   /// Each directory to bind back, by name, as a detached copy of the real
-  /// one (open_tree(2), `OPEN_TREE_CLONE | AT_RECURSIVE`).
-  private let trees: [(name: [UInt8], tree: CInt)]
+  /// one (open_tree(2), `OPEN_TREE_CLONE | AT_RECURSIVE`), at the same
+  /// index in ``trees``.
+  private let names: [[UInt8]]
+  private let trees: DescriptorList
 
   /// Copies the real directories; call in the private namespace, before
   /// anything is mounted on `/`. One that is missing, or not a directory
-  /// (a link), is not bound: the view shows what is there.
+  /// (a link), is not bound: the view shows what is there. Each is looked
+  /// at and copied by its name in `/`, opened once.
   package init() throws(SkipBackupError) {
-    var trees: [(name: [UInt8], tree: CInt)] = []
-    do throws(SkipBackupError) {
-      for name in Self.boundBack {
-        let path = FilePath(bytes: [UInt8(ascii: "/")] + name)
-        guard let status = try? FileItem(path: path, followSymbolicLinks: false).status(),
-          status.st_mode & S_IFMT == S_IFDIR
-        else { continue }
-        let tree = try check(.openTree, path) {
-          path.withCString {
-            system_open_tree(
-              MountFlag.atWorkingDirectory, $0,
-              MountFlag.cloneTree | MountFlag.treeCloseOnExec | MountFlag.recursiveTree
-                | MountFlag.symbolicLinkNoFollow)
-          }
-        }
-        trees.append((name, tree))
-      }
-    } catch {
-      for (_, tree) in trees { _ = system_close(tree) }
-      throw error
+    let top = try Descriptor.open("/", [.pathOnly, .directory])
+    var names: [[UInt8]] = []
+    var trees = DescriptorList(capacity: Self.boundBack.count)
+    for name in Self.boundBack {
+      let path = FilePath(bytes: [UInt8(ascii: "/")] + name)
+      guard let status = try? top.status(of: FilePath(bytes: name), reporting: path),
+        status.st_mode & S_IFMT == S_IFDIR
+      else { continue }
+      trees.append(
+        try top.openTree(
+          FilePath(bytes: name), [.clone, .recursive, .symbolicLinkNoFollow], reporting: path))
+      names.append(name)
     }
+    self.names = names
     self.trees = trees
   }
 
-  deinit { for (_, tree) in trees { _ = system_close(tree) } }
-
   /// Attaches each copy at its place in `view`, the mounted view of `/`.
-  package func bind(onto view: CInt) throws(SkipBackupError) {
-    for (name, tree) in trees {
+  package func bind(onto view: borrowing Descriptor) throws(SkipBackupError) {
+    for (index, name) in names.enumerated() {
       let path = FilePath(bytes: [UInt8(ascii: "/")] + name)
-      let target = try FileItem.openDirectory(name, below: view, rootPath: "/")
-      defer { _ = system_close(target) }
-      try check(.moveMount, path) {
-        system_move_mount(
-          tree, "", target, "", MountFlag.emptyPath | MountFlag.targetEmptyPath)
-      }
+      let target = try view.openDirectory(name, reporting: "/")
+      try trees[index].moveMount(onto: target, reporting: path)
     }
-  }
-
-  /// Makes `view`, the mounted view of `/`, this process's root directory
-  /// and working directory.
-  package static func enter(_ view: CInt) throws(SkipBackupError) {
-    try check(.fchdir, "/") { system_fchdir(view) }
-    try check(.chroot, "/") { system_chroot(".") }
   }
 
   /// Whether `relative`, a path below `/`, is or is below a directory

@@ -59,15 +59,10 @@ package struct ToolState {
   /// sets each variable to its path through the descriptor.
   package func pass() throws(SkipBackupError) {
     let path = FilePath(bytes: home)
-    let descriptor = try check(.openat, path) {
-      path.withCString {
-        system_openat(MountFlag.atWorkingDirectory, $0, MountFlag.pathOnly | O_DIRECTORY, 0)
-      }
-    }
+    let descriptor = try Descriptor.openForNextProgram(path, [.pathOnly, .directory])
     for (variable, relative) in relative {
-      let value = Array("/proc/self/fd/\(descriptor)/".utf8) + relative
-      let cValue = value.map { CChar(bitPattern: $0) } + [0]
-      try check(.setenv, path) { system_setenv(variable, cValue, 1) }
+      try setEnvironment(
+        variable, to: Array("/proc/self/fd/\(descriptor)/".utf8) + relative, for: path)
     }
   }
 }

@@ -21,25 +21,14 @@ import SystemPackage
 /// covers it: no path leads to it either way.
 package struct WhiteoutLayer: ~Copyable {
   /// The tmpfs's root, a mount descriptor.
-  package let descriptor: CInt
+  package let descriptor: Descriptor
 
   package init() throws(SkipBackupError) {
-    let context = try check(.fsopen, "tmpfs") {
-      system_fsopen("tmpfs", MountFlag.fsopenCloseOnExec)
-    }
-    defer { _ = system_close(context) }
-    try check(.fsconfig, "tmpfs") {
-      system_fsconfig(context, MountFlag.setString, "mode", "0755", 0)
-    }
-    try check(.fsconfig, "tmpfs") {
-      system_fsconfig(context, MountFlag.create, nil, nil, 0)
-    }
-    descriptor = try check(.fsmount, "tmpfs") {
-      system_fsmount(context, MountFlag.fsmountCloseOnExec, 0)
-    }
+    let context = try Descriptor.filesystemContext("tmpfs")
+    try context.configure("mode", to: Array("0755".utf8))
+    try context.createFilesystem()
+    descriptor = try context.mount([])
   }
-
-  deinit { _ = system_close(descriptor) }
 
   /// Builds root `index`'s part of the layer: a whiteout for each hidden
   /// item, an opaque directory for each emptied mount point (overlayfs
@@ -48,17 +37,15 @@ package struct WhiteoutLayer: ~Copyable {
   /// them, and on each of those directories (the root's own too) the real
   /// directory's metadata, which overlayfs shows for a directory present
   /// in both layers. Returns the part's directory, open for the overlay's
-  /// `lowerdir`.
+  /// `lowerdir`, named by the ROOT's path.
   package func build(
-    _ root: ViewRoot, index: Int, real: CInt, privilege: MountNamespace.Privilege
-  ) throws(SkipBackupError) -> CInt {
+    _ root: ViewRoot, index: Int, real: borrowing Descriptor,
+    privilege: MountNamespace.Privilege
+  ) throws(SkipBackupError) -> Descriptor {
     let name = FilePath("\(index)")
-    try check(.mkdirat, root.path) { name.withCString { system_mkdirat(descriptor, $0, 0o700) } }
-    let part = try check(.openat, root.path) {
-      name.withCString {
-        system_openat(descriptor, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-      }
-    }
+    try descriptor.makeDirectory(name, mode: 0o700, reporting: root.path)
+    let part = try descriptor.open(
+      name, [.directory, .noFollow], reporting: root.path)
     // Every directory on the way to a hidden item, "" for the root: a
     // sorted list of paths yields each parent before its children.
     var merged: [[UInt8]] = [[]]
@@ -66,36 +53,52 @@ package struct WhiteoutLayer: ~Copyable {
     let items =
       (root.hidden.map { ($0, false) } + root.emptied.map { ($0, true) })
       .sorted { $0.0.lexicographicallyPrecedes($1.0) }
-    var layer = LayerPath(part)
+    var layer = LayerPath()
     for (item, emptied) in items {
       var slash = item.startIndex
       while let next = item[slash...].firstIndex(of: UInt8(ascii: "/")) {
         let directory = Array(item[..<next])
         if made.insert(directory).inserted {
           merged.append(directory)
-          let parent = try layer.descriptor(of: directory, parentOnly: true, root)
-          try layerCall(.mkdirat, root, directory) { system_mkdirat(parent, $0, 0o700) }
+          try layer.withDirectory(of: directory, parentOnly: true, in: part) {
+            (parent) throws(SkipBackupError) in
+            try parent.makeDirectory(
+              lastName(directory), mode: 0o700, reporting: root.path.appending(bytes: directory))
+          }
         }
         slash = next + 1
       }
-      let parent = try layer.descriptor(of: item, parentOnly: true, root)
+      try layer.withDirectory(of: item, parentOnly: true, in: part) {
+        (parent) throws(SkipBackupError) in
+        let shown = root.path.appending(bytes: item)
+        if emptied {
+          try parent.makeDirectory(lastName(item), mode: 0o700, reporting: shown)
+        } else {
+          try parent.makeWhiteout(lastName(item), reporting: shown)
+        }
+      }
       if emptied {
         made.insert(item)
         merged.append(item)
-        try layerCall(.mkdirat, root, item) { system_mkdirat(parent, $0, 0o700) }
-      } else {
-        try layerCall(.mknodat, root, item) { system_mknodat(parent, $0, S_IFCHR, 0, 0) }
       }
     }
     // After every whiteout is made, so that no later entry changes a copied
     // time, and no immutable or append-only flag refuses one.
     let opaque = Set(root.emptied)
     for directory in merged {
-      try copyMetadata(
-        root, directory, layer: layer.descriptor(of: directory, parentOnly: false, root),
-        real: real, privilege: privilege, opaque: opaque.contains(directory))
+      try layer.withDirectory(of: directory, parentOnly: false, in: part) {
+        (opened) throws(SkipBackupError) in
+        try copyMetadata(
+          root, directory, layer: opened, real: real, privilege: privilege,
+          opaque: opaque.contains(directory))
+      }
     }
     return part
+  }
+
+  /// The last name of `relative`, a path in the layer.
+  private func lastName(_ relative: [UInt8]) -> FilePath {
+    FilePath(bytes: Array(relative.split(separator: UInt8(ascii: "/")).last ?? []))
   }
 
   /// The layer's directories on the way to the last one asked for, each
@@ -105,55 +108,50 @@ package struct WhiteoutLayer: ~Copyable {
   /// whole would not (`ENAMETOOLONG`). The items come sorted, so a
   /// directory stays open while the items below it are made.
   private struct LayerPath: ~Copyable {
-    let part: CInt
-    var opened: [(path: [UInt8], descriptor: CInt)] = []
+    /// The open directories, outermost first, and their paths in the part.
+    var opened = DescriptorList()
+    var paths: [[UInt8]] = []
 
-    init(_ part: CInt) { self.part = part }
-
-    deinit { for entry in opened { _ = system_close(entry.descriptor) } }
-
-    /// The open layer directory `relative` ("" for the part itself), or,
-    /// with `parentOnly`, the one that holds it.
-    mutating func descriptor(of relative: [UInt8], parentOnly: Bool, _ root: ViewRoot)
-      throws(SkipBackupError) -> CInt
-    {
+    /// Calls `body` with the open layer directory `relative` ("" for
+    /// `part` itself), or, with `parentOnly`, the one that holds it.
+    mutating func withDirectory(
+      of relative: [UInt8], parentOnly: Bool, in part: borrowing Descriptor,
+      _ body: (borrowing Descriptor) throws(SkipBackupError) -> Void
+    ) throws(SkipBackupError) {
       let slash = UInt8(ascii: "/")
       let directory =
         parentOnly ? Array(relative[..<(relative.lastIndex(of: slash) ?? 0)]) : relative
-      while let last = opened.last,
-        !(directory.starts(with: last.path)
-          && (directory.count == last.path.count || directory[last.path.count] == slash))
+      while let last = paths.last,
+        !(directory.starts(with: last)
+          && (directory.count == last.count || directory[last.count] == slash))
       {
-        _ = system_close(last.descriptor)
         opened.removeLast()
+        paths.removeLast()
       }
-      var current = opened.last?.descriptor ?? part
-      var start = opened.last.map { $0.path.count + 1 } ?? 0
+      var start = paths.last.map { $0.count + 1 } ?? 0
       while start < directory.count {
         let end = directory[start...].firstIndex(of: slash) ?? directory.count
-        let name = Array(directory[start..<end]).map { CChar(bitPattern: $0) } + [0]
-        let from = current
-        current = try check(.openat, root.path.appending(bytes: Array(directory[..<end]))) {
-          name.withUnsafeBufferPointer {
-            system_openat(
-              from, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-          }
-        }
-        opened.append((Array(directory[..<end]), current))
+        let name = FilePath(bytes: Array(directory[start..<end]))
+        let shown = part.path.appending(bytes: Array(directory[..<end]))
+        let next =
+          try opened.count == 0
+          ? part.open(name, [.directory, .noFollow], reporting: shown)
+          : opened[opened.count - 1].open(name, [.directory, .noFollow], reporting: shown)
+        opened.append(next)
+        paths.append(Array(directory[..<end]))
         start = end + 1
       }
-      return current
+      if opened.count == 0 { return try body(part) }
+      try body(opened[opened.count - 1])
     }
   }
 
-  /// Attaches the layer at `path` in the private namespace, under the view
-  /// mounted there next.
-  package func attach(at path: FilePath) throws(SkipBackupError) {
-    try check(.moveMount, path) {
-      path.withCString {
-        system_move_mount(descriptor, "", MountFlag.atWorkingDirectory, $0, MountFlag.emptyPath)
-      }
-    }
+  /// Attaches the layer onto `target` in the private namespace, under the
+  /// view mounted there next.
+  package func attach(onto target: borrowing Descriptor, reporting: FilePath)
+    throws(SkipBackupError)
+  {
+    try descriptor.moveMount(onto: target, reporting: reporting)
   }
 
   /// Gives the layer's `directory` (open: `layer`) the real one's owner,
@@ -166,30 +164,44 @@ package struct WhiteoutLayer: ~Copyable {
   /// followed out of the tree. A mount point is reached as users see it:
   /// the root of the filesystem mounted there.
   private func copyMetadata(
-    _ root: ViewRoot, _ directory: [UInt8], layer: CInt, real rootDescriptor: CInt,
-    privilege: MountNamespace.Privilege, opaque: Bool
+    _ root: ViewRoot, _ directory: [UInt8], layer: borrowing Descriptor,
+    real rootDescriptor: borrowing Descriptor, privilege: MountNamespace.Privilege, opaque: Bool
   )
     throws(SkipBackupError)
   {
-    let realPath = root.real.appending(bytes: directory)
     guard !directory.isEmpty else {
+      // The ROOT itself, by the descriptor opened before anything was
+      // mounted, not by its path again.
+      let realPath = root.real
+      let top = try rootDescriptor.open(".", [.directory, .nonBlocking], reporting: realPath)
       try copyMetadata(
-        root, directory, layer: layer,
-        from: FileItem(path: realPath, followSymbolicLinks: false), privilege: privilege,
-        opaque: opaque)
+        root, layer: layer,
+        from: FileItem(descriptor: FileDescriptor(rawValue: top.rawValue), displayPath: realPath),
+        privilege: privilege, opaque: opaque)
+      try copyInodeFlags(from: top, to: layer)
       return
     }
-    try FileItem.withItem(
-      directory, below: rootDescriptor, rootPath: root.path
-    ) { (real) throws(SkipBackupError) in
+    let names = directory.split(separator: UInt8(ascii: "/"))
+    let name = FilePath(bytes: Array(names.last ?? []))
+    let realPath = root.path.appending(bytes: directory)
+    try rootDescriptor.withDirectory(
+      Array(names.dropLast().joined(separator: [UInt8(ascii: "/")])), reporting: root.path
+    ) { (parent) throws(SkipBackupError) in
       try copyMetadata(
-        root, directory, layer: layer, from: real, privilege: privilege, opaque: opaque)
+        root, layer: layer,
+        from: FileItem(
+          name: name, in: FileDescriptor(rawValue: parent.rawValue), displayPath: realPath),
+        privilege: privilege, opaque: opaque)
+      let opened = try parent.open(
+        name, [.directory, .nonBlocking, .noFollow], reporting: realPath)
+      try copyInodeFlags(from: opened, to: layer)
     }
   }
 
-  /// ``copyMetadata(_:_:layer:real:privilege:opaque:)`` from `real`, the real directory.
+  /// ``copyMetadata(_:_:layer:real:privilege:opaque:)`` from `real`, the
+  /// real directory, but its inode flags.
   private func copyMetadata(
-    _ root: ViewRoot, _ directory: [UInt8], layer opened: CInt, from real: FileItem,
+    _ root: ViewRoot, layer opened: borrowing Descriptor, from real: FileItem,
     privilege: MountNamespace.Privilege, opaque: Bool
   ) throws(SkipBackupError) {
     let realPath = real.displayPath
@@ -198,10 +210,10 @@ package struct WhiteoutLayer: ~Copyable {
       // Replaced since the walk: the view would not be what the walk saw.
       throw SkipBackupError(.openat, .notDirectory, path: realPath)
     }
-    try check(.fchown, realPath) { system_fchown(opened, status.st_uid, status.st_gid) }
-    try check(.fchmod, realPath) { system_fchmod(opened, status.st_mode & 0o7777) }
+    try opened.changeOwner(status.st_uid, group: status.st_gid, reporting: realPath)
+    try opened.changeMode(status.st_mode & 0o7777, reporting: realPath)
     let to = ExtendedAttributes(
-      of: FileItem(descriptor: FileDescriptor(rawValue: opened), displayPath: realPath))
+      of: FileItem(descriptor: FileDescriptor(rawValue: opened.rawValue), displayPath: realPath))
     // The walk refused every item with a name in the overlay's own
     // namespace; one seen since is not copied, where it would steer the view.
     let own = privilege.overlayNamespace.prefix
@@ -217,56 +229,39 @@ package struct WhiteoutLayer: ~Copyable {
       // layer too; user.overlay.opaque with userxattr.
       try to.setValue(Array("y".utf8), of: AttributeName(bytes: own + Array("opaque".utf8))!)
     }
-    let times = [status.st_atim, status.st_mtim]
-    try check(.futimens, realPath) {
-      times.withUnsafeBufferPointer { system_futimens(opened, $0.baseAddress!) }
-    }
-    try copyInodeFlags(from: real, to: opened, path: realPath)
+    try opened.changeTimes(
+      access: status.st_atim, modification: status.st_mtim, reporting: realPath)
   }
 
-  /// Gives the layer's directory the real one's nodump (`d`), noatime
-  /// (`A`), immutable (`i`) and append-only (`a`) flags, the ones tmpfs
-  /// keeps: overlayfs answers FS_IOC_GETFLAGS on a merged directory from
-  /// its topmost layer, so `lsattr -d`, `borg create --exclude-nodump` and
-  /// `bsdtar --nodump` see the layer's. Set last: an immutable directory
-  /// takes no other change. The flags of how a filesystem stores a
-  /// directory (ext4's extents `e` and index `I`, btrfs's `C` and `c`)
-  /// tmpfs has not, and the view does not show them. Only root may set `i`
-  /// and `a` (CAP_LINUX_IMMUTABLE, which a user namespace does not grant):
-  /// an ordinary user's view of a directory that has them is refused.
+  /// Whether `error` is the refusal of a filesystem without inode flags.
+  private static func keepsNoFlags(_ error: SkipBackupError) -> Bool {
+    error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported
+  }
+
+  /// Gives the layer's directory the real one's (`real`, open to read)
+  /// nodump (`d`), noatime (`A`), immutable (`i`) and append-only (`a`)
+  /// flags, the ones tmpfs keeps: overlayfs answers FS_IOC_GETFLAGS on a
+  /// merged directory from its topmost layer, so `lsattr -d`, `borg create
+  /// --exclude-nodump` and `bsdtar --nodump` see the layer's. Set last: an
+  /// immutable directory takes no other change. The flags of how a
+  /// filesystem stores a directory (ext4's extents `e` and index `I`,
+  /// btrfs's `C` and `c`) tmpfs has not, and the view does not show them.
+  /// Only root may set `i` and `a` (CAP_LINUX_IMMUTABLE, which a user
+  /// namespace does not grant): an ordinary user's view of a directory
+  /// that has them is refused.
   private func copyInodeFlags(
-    from real: FileItem, to layer: CInt, path: FilePath
+    from real: borrowing Descriptor, to layer: borrowing Descriptor
   ) throws(SkipBackupError) {
-    var flags: CInt = 0
+    let flags: CInt
     do {
-      _ = try real.withOpenDescriptor(O_RDONLY | O_NONBLOCK | O_DIRECTORY) {
-        (descriptor) throws(SkipBackupError) in
-        try check(.getInodeFlags, path) { system_get_inode_flags(descriptor, &flags) }
-      }
-    } catch
-      where error.call == .getInodeFlags
-      && (error.errno == .inappropriateIOCTLForDevice || error.errno == .notSupported)
-    {
+      flags = try real.inodeFlags()
+    } catch  where Self.keepsNoFlags(error) {
       return  // a filesystem without inode flags
     }
-    var carried =
+    let carried =
       flags
       & (InodeFlag.noDump | InodeFlag.noAccessTime | InodeFlag.immutable | InodeFlag.appendOnly)
     guard carried != 0 else { return }
-    try check(.setInodeFlags, path) { system_set_inode_flags(layer, &carried) }
-  }
-
-  /// A call on the last name of `relative` in the layer, in its parent;
-  /// a failure names the real path it stands for.
-  @discardableResult
-  private func layerCall(
-    _ call: SystemCall, _ root: ViewRoot, _ relative: [UInt8],
-    _ body: (UnsafePointer<CChar>) -> CInt
-  ) throws(SkipBackupError) -> CInt {
-    let name = relative.split(separator: UInt8(ascii: "/")).last ?? []
-    let cString = name.map { CChar(bitPattern: $0) } + [0]
-    return try check(call, root.path.appending(bytes: relative)) {
-      cString.withUnsafeBufferPointer { body($0.baseAddress!) }
-    }
+    try layer.setInodeFlags(carried, reporting: real.path)
   }
 }

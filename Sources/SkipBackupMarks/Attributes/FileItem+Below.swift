@@ -70,13 +70,3 @@ extension FileItem {
         displayPath: rootPath.appending(bytes: relative)))
   }
 }
-
-extension FilePath {
-  /// This path with `relative` (bytes, no leading slash) below it.
-  package func appending(bytes relative: [UInt8]) -> FilePath {
-    guard !relative.isEmpty else { return self }
-    var whole = self.bytes
-    if whole.last != UInt8(ascii: "/") { whole.append(UInt8(ascii: "/")) }
-    return FilePath(bytes: whole + relative)
-  }
-}
