@@ -45,26 +45,24 @@ package enum SupervisedCommand {
   /// child exists, so that none is lost. The child gets the mask before,
   /// or `original` when given (the one before ``SetupSignals`` blocked
   /// its signals).
-  package static func fork(restoring original: sigset_t? = nil) throws(SkipBackupError) -> Side {
-    var waited = signalSet()
-    var previous = sigset_t()
-    try check(.sigprocmask, "/") { system_sigprocmask(SIG_BLOCK, &waited, &previous) }
+  package static func fork(restoring original: SignalSet? = nil) throws(SkipBackupError) -> Side {
+    var previous = try signalSet().block()
     if let original { previous = original }
     let parent = system_getpid()
     let pid: pid_t
-    switch valueOrErrnoOnce({ system_fork() }) {
-    case .success(let value): pid = value
-    case .failure(let errno):
-      _ = system_sigprocmask(SIG_SETMASK, &previous, nil)
-      throw SkipBackupError(.fork, errno, path: "/")
+    do {
+      pid = try ProcessCalls.fork()
+    } catch {
+      try? previous.setAsMask()
+      throw error
     }
     switch pid {
     case 0:
       // The child: dies with the parent, even if the parent died before
       // this call (then its parent is another process already).
-      try check(.setParentDeathSignal, "/") { system_set_parent_death_signal(SIGKILL) }
-      if system_getppid() != parent { _ = system_kill(system_getpid(), SIGKILL) }
-      try check(.sigprocmask, "/") { system_sigprocmask(SIG_SETMASK, &previous, nil) }
+      try ProcessCalls.dieWithParent(by: SIGKILL)
+      if system_getppid() != parent { try? ProcessCalls.send(SIGKILL, to: system_getpid()) }
+      try previous.setAsMask()
       return .command
     default:
       return .supervisor(pid)
@@ -73,23 +71,16 @@ package enum SupervisedCommand {
 
   /// Waits for COMMAND, passing signals on; returns its wait status.
   package static func wait(for pid: pid_t) -> CInt {
-    var waited = signalSet()
+    let waited = signalSet()
     while true {
-      var code: CInt = 0
-      guard case .success(let signal) = valueOrErrno({ system_sigwaitinfo(&waited, &code) })
-      else { continue }
+      guard let (signal, code) = try? waited.wait() else { continue }
       if signal == SIGCHLD {
-        var status: CInt = 0
-        if case .success(let ended) = valueOrErrno({ system_waitpid(pid, &status, WNOHANG) }),
-          ended == pid
-        {
-          return status
-        }
+        if let status = try? ProcessCalls.ended(pid) { return status }
         continue
       }
       // SI_USER (kill), SI_QUEUE, SI_TKILL and the other codes of a
       // process are zero or below; the kernel's (SI_KERNEL) are above.
-      if code <= 0 { _ = system_kill(pid, signal) }
+      if code <= 0 { try? ProcessCalls.send(signal, to: pid) }
     }
   }
 
@@ -99,24 +90,15 @@ package enum SupervisedCommand {
     let signal = status & 0x7F
     guard signal != 0 else { system__exit((status >> 8) & 0xFF) }
     // No core file of skipbackup for COMMAND's crash.
-    var none = rlimit(rlim_cur: 0, rlim_max: 0)
-    _ = system_setrlimit(CInt(RLIMIT_CORE.rawValue), &none)
-    var action = sigaction()
-    action.__sigaction_handler.sa_handler = SIG_DFL
-    _ = system_sigaction(signal, &action, nil)
-    var only = sigset_t()
-    system_sigemptyset(&only)
-    system_sigaddset(&only, signal)
-    _ = system_sigprocmask(SIG_UNBLOCK, &only, nil)
-    _ = system_kill(system_getpid(), signal)
+    try? ProcessCalls.leaveNoCoreFile()
+    try? SignalSet.restoreDefaultAction(signal)
+    try? SignalSet([signal]).unblock()
+    try? ProcessCalls.send(signal, to: system_getpid())
     system__exit(128 + signal)
   }
 
-  private static func signalSet() -> sigset_t {
-    var set = sigset_t()
-    system_sigemptyset(&set)
-    for signal in passedOn + [SIGCHLD] { system_sigaddset(&set, signal) }
-    return set
+  private static func signalSet() -> SignalSet {
+    SignalSet(passedOn + [SIGCHLD])
   }
 }
 
@@ -148,9 +130,9 @@ package final class SetupSignals: @unchecked Sendable {
   /// What is waited for: ``ending`` but those ignored (`nohup`, or a
   /// shell's background job without job control, which ignores INT and
   /// QUIT), which end nothing, and the wake-up.
-  private var waited: sigset_t
+  private let waited: SignalSet
   /// The mask before: the one COMMAND gets.
-  package private(set) var original = sigset_t()
+  package private(set) var original = SignalSet()
 
   private struct Held: ~Copyable {
     var snapshots: [SnapshotSet] = []
@@ -164,29 +146,19 @@ package final class SetupSignals: @unchecked Sendable {
   /// for them. Without that thread (pthread_create failed) the signals are
   /// left as they were: the run goes on as before, without the clean-up.
   package init() throws(SkipBackupError) {
-    var set = sigset_t()
-    system_sigemptyset(&set)
+    var set = SignalSet()
     for signal in Self.ending + [Self.wake] {
-      var old = sigaction()
-      try check(.sigaction, "/") { system_sigaction(signal, nil, &old) }
-      // SIG_IGN is the handler 1 (<signal.h>).
-      if let handler = old.__sigaction_handler.sa_handler,
-        unsafeBitCast(handler, to: Int.self) == 1, signal != Self.wake
-      {
-        continue
-      }
-      system_sigaddset(&set, signal)
+      if signal != Self.wake, try SignalSet.isIgnored(signal) { continue }
+      set.insert(signal)
     }
     waited = set
-    var blocked = set
-    try check(.sigprocmask, "/") { system_sigprocmask(SIG_BLOCK, &blocked, &original) }
+    original = try set.block()
     // Unretained: deinit ends the thread before the object goes.
     let context = Unmanaged.passUnretained(self)
-    var started = pthread_t()
-    if system_pthread_create(&started, waitForSignals, context.toOpaque()) == 0 {
-      thread = started
-    } else {
-      _ = system_sigprocmask(SIG_SETMASK, &original, nil)
+    do {
+      thread = try ProcessCalls.startThread(waitForSignals, context.toOpaque())
+    } catch {
+      try? original.setAsMask()
     }
   }
 
@@ -218,27 +190,23 @@ package final class SetupSignals: @unchecked Sendable {
   /// machine: the kernel gives sigwaitinfo(2) the wake-up, sent to the
   /// thread alone, before a signal pending for the process, so it is
   /// looked for once more here, pending, after the thread ended).
-  package func handOver() -> sigset_t {
+  package func handOver() -> SignalSet {
     lock.withLock { held in held.handedOver = true }
     guard let thread else { return original }
-    _ = system_pthread_kill(thread, Self.wake)
-    _ = system_pthread_join(thread)
+    try? ProcessCalls.send(Self.wake, toThread: thread)
+    try? ProcessCalls.join(thread)
     self.thread = nil
     if let late = lock.withLock({ held in held.late }) { end(by: late) }
-    var pending = sigset_t()
-    var ready = sigset_t()
-    system_sigemptyset(&ready)
+    var ready = SignalSet()
     var any = false
-    if system_sigpending(&pending) == 0 {
-      for signal in Self.ending
-      where system_sigismember(&pending, signal) && system_sigismember(&waited, signal) {
-        system_sigaddset(&ready, signal)
+    if let pending = try? SignalSet.pending() {
+      for signal in Self.ending where pending.contains(signal) && waited.contains(signal) {
+        ready.insert(signal)
         any = true
       }
     }
     // Pending, so taken at once: no wait.
-    var code: CInt = 0
-    if any, case .success(let signal) = valueOrErrno({ system_sigwaitinfo(&ready, &code) }) {
+    if any, let (signal, _) = try? ready.wait() {
       end(by: signal)
     }
     return original
@@ -254,7 +222,7 @@ package final class SetupSignals: @unchecked Sendable {
         Array(
           "\(erase)skipbackup: \(Self.names[signal] ?? "signal \(signal)") before COMMAND "
             .utf8) + Array("started: the snapshots taken were deleted; nothing was run\n".utf8)
-      _ = line.withUnsafeBytes { system_write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      _ = OutputDescriptor.writeAll(line, to: STDERR_FILENO)
       system__exit(128 + signal)
     }
   }
@@ -263,16 +231,13 @@ package final class SetupSignals: @unchecked Sendable {
     // A run that ends before COMMAND (a refusal) ends the thread too.
     if thread != nil {
       _ = handOver()
-      _ = system_sigprocmask(SIG_SETMASK, &original, nil)
+      try? original.setAsMask()
     }
   }
 
   fileprivate func waitLoop() {
-    var set = waited
     while true {
-      var code: CInt = 0
-      guard case .success(let signal) = valueOrErrno({ system_sigwaitinfo(&set, &code) })
-      else { continue }
+      guard let (signal, _) = try? waited.wait() else { continue }
       let ending = lock.withLock { held -> Bool in
         if signal == Self.wake { return false }
         if held.handedOver {
