@@ -1066,37 +1066,6 @@ package func system_chroot(_ path: UnsafePointer<CChar>) -> CInt {
 
 // MARK: - Watching a tree while run's view is made
 
-/// The flags and event bits of fanotify(7) and the handle flag of
-/// name_to_handle_at(2), for the view, which imports no C module.
-package enum WatchFlag {
-  package static let closeOnExec = CFANOTIFY_FAN_CLOEXEC
-  package static let nonBlocking = CFANOTIFY_FAN_NONBLOCK
-  package static let unlimitedQueue = CFANOTIFY_FAN_UNLIMITED_QUEUE
-  package static let unlimitedMarks = CFANOTIFY_FAN_UNLIMITED_MARKS
-  package static let reportDirectoryAndName = CFANOTIFY_FAN_REPORT_DFID_NAME
-  package static let add = CFANOTIFY_FAN_MARK_ADD
-  package static let dontFollow = CFANOTIFY_FAN_MARK_DONT_FOLLOW
-  package static let onlyDirectory = CFANOTIFY_FAN_MARK_ONLYDIR
-  package static let filesystem = CFANOTIFY_FAN_MARK_FILESYSTEM
-  package static let flush = CFANOTIFY_FAN_MARK_FLUSH
-  package static let attributes = CFANOTIFY_FAN_ATTRIB
-  package static let movedFrom = CFANOTIFY_FAN_MOVED_FROM
-  package static let movedTo = CFANOTIFY_FAN_MOVED_TO
-  package static let created = CFANOTIFY_FAN_CREATE
-  package static let deleted = CFANOTIFY_FAN_DELETE
-  package static let overflow = CFANOTIFY_FAN_Q_OVERFLOW
-  package static let onChildren = CFANOTIFY_FAN_EVENT_ON_CHILD
-  package static let onDirectory = CFANOTIFY_FAN_ONDIR
-  package static let directoryAndName = CFANOTIFY_FAN_EVENT_INFO_TYPE_DFID_NAME
-  package static let metadataVersion = CFANOTIFY_FANOTIFY_METADATA_VERSION
-  package static let handleForIdentity = CLINUX_AT_HANDLE_FID
-  package static let symbolicLinkFollow = CLINUX_AT_SYMLINK_FOLLOW
-  package static let emptyPath = CLINUX_AT_EMPTY_PATH
-  /// The bytes of a buffer for ``system_name_to_handle_at(_:_:_:_:_:)``:
-  /// struct file_handle's two fields and the longest handle.
-  package static let handleBufferSize = 8 + Int(CFANOTIFY_MAX_HANDLE_SZ)
-}
-
 /// The corresponding C function is `fanotify_init(2)`.
 package func system_fanotify_init(_ flags: CUnsignedInt, _ eventFlags: CUnsignedInt) -> CInt {
   mocked(.fanotifyInit) { cfanotify_fanotify_init(flags, eventFlags) }
@@ -1111,7 +1080,7 @@ package func system_fanotify_mark(
 }
 
 /// The corresponding C function is `name_to_handle_at(2)`, into `handle`,
-/// a buffer of ``WatchFlag/handleBufferSize`` bytes (struct file_handle).
+/// a buffer of struct file_handle's two fields and `MAX_HANDLE_SZ` bytes.
 package func system_name_to_handle_at(
   _ dirfd: CInt, _ path: UnsafePointer<CChar>, _ handle: UnsafeMutableRawPointer,
   _ mountID: UnsafeMutablePointer<CInt>, _ flags: CInt

@@ -51,6 +51,10 @@ package struct ChangeWatch: ~Copyable {
   private let mechanisms: MechanismSet
   private let overlayNamespace: OverlayNamespaces
   private var roots: [Root] = []
+  /// The real ROOTs, opened before the walk (`O_PATH`): the items events
+  /// name are looked at through them, whatever is mounted on ROOT by then.
+  /// ``Root/directory`` is each one's index here.
+  private var rootDirectories = DescriptorList()
   /// Where each watched directory stands, by filesystem identity and file handle.
   /// Several for one directory: above two ROOTs, or above one ROOT and
   /// walked in another that holds it.
@@ -78,9 +82,9 @@ package struct ChangeWatch: ~Copyable {
 
   private struct Root {
     let path: FilePath
-    /// The real ROOT, opened before the walk (`O_PATH`): the items events
-    /// name are looked at through it, whatever is mounted on ROOT by then.
-    let descriptor: CInt
+    /// Its index in ``ChangeWatch/rootDirectories``; `nil` when it could not
+    /// be opened (the walk then refuses it).
+    let directory: Int?
     /// Watches what is found after the walk: a directory made since.
     let recorder: WatchRecorder?
     /// The excluded items the walk found.
@@ -113,13 +117,15 @@ package struct ChangeWatch: ~Copyable {
     let groups = WatchGroups(privilege)
     self.groups = groups
     for (index, path) in paths.enumerated() {
-      let descriptor = path.withCString {
-        system_openat(
-          MountFlag.atWorkingDirectory, $0,
-          MountFlag.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+      var directory: Int?
+      do {
+        rootDirectories.append(try Descriptor.open(path, [.pathOnly, .directory, .noFollow]))
+        directory = rootDirectories.count - 1
+      } catch {
+        directory = nil
       }
       let recorder = WatchRecorder(groups: groups, root: index, skipped: Self.skipped(path))
-      roots.append(Root(path: path, descriptor: descriptor, recorder: recorder))
+      roots.append(Root(path: path, directory: directory, recorder: recorder))
       watchAbove(path, index, WatchRecorder(groups: groups, root: index, skipped: []))
     }
     do throws(SkipBackupError) {
@@ -136,7 +142,6 @@ package struct ChangeWatch: ~Copyable {
 
   deinit {
     groups?.close()
-    for root in roots where root.descriptor >= 0 { _ = system_close(root.descriptor) }
   }
 
   /// The directories the view of / shows as they are, whatever they hold:
@@ -387,86 +392,57 @@ package struct ChangeWatch: ~Copyable {
     let size = 64 * 1024
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
     defer { buffer.deallocate() }
-    for group in groups.descriptors {
+    for group in groups.handles {
       if let change = drain(group, into: buffer, size) { return change }
     }
     return nil
   }
 
   /// ``drain()`` of one group.
-  private mutating func drain(_ group: CInt, into buffer: UnsafeMutableRawPointer, _ size: Int)
-    -> Change?
-  {
+  private mutating func drain(
+    _ group: WatchGroups.Handle, into buffer: UnsafeMutableRawPointer, _ size: Int
+  ) -> Change? {
     while true {
-      switch valueOrErrno({ system_read_events(group, buffer, size) }) {
-      case .failure(.resourceTemporarilyUnavailable), .success(0):
-        return nil
-      case .failure(let errno):
-        return Change(root: 0, path: [], reason: .unreadable(errno))
-      case .success(let count):
-        var offset = 0
-        while offset + Self.metadataLength <= count {
-          let length = Int((buffer + offset).loadUnaligned(as: UInt32.self))
-          guard length >= Self.metadataLength, offset + length <= count else {
-            return Change(root: 0, path: [], reason: .unreadable(.ioError))
-          }
-          if let change = judge(UnsafeRawBufferPointer(start: buffer + offset, count: length)) {
-            return change
-          }
-          offset += length
+      let count: Int
+      do {
+        count = try group.readEvents(
+          into: UnsafeMutableRawBufferPointer(start: buffer, count: size))
+      } catch {
+        return Change(root: 0, path: [], reason: .unreadable(error.errno ?? .ioError))
+      }
+      guard count > 0 else { return nil }
+      for record in FanotifyRecords(UnsafeRawBufferPointer(start: buffer, count: count)) {
+        switch record {
+        case .overflow: return Change(root: 0, path: [], reason: .overflow)
+        case .malformed: return Change(root: 0, path: [], reason: .unreadable(.ioError))
+        case .event(let event):
+          if let change = judge(event) { return change }
         }
       }
     }
   }
 
-  /// struct fanotify_event_metadata: event_len, vers, reserved,
-  /// metadata_len, mask, fd, pid.
-  private static let metadataLength = 24
-
-  /// One event: struct fanotify_event_metadata, then its information
-  /// records; the one of type FAN_EVENT_INFO_TYPE_DFID_NAME holds the
-  /// filesystem's identity, the directory's struct file_handle and the
-  /// entry's name ("." for the directory itself).
-  private mutating func judge(_ event: UnsafeRawBufferPointer) -> Change? {
-    let version = event.load(fromByteOffset: 4, as: UInt8.self)
-    let metadata = Int(event.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
-    let mask = event.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-    guard version == WatchFlag.metadataVersion else {
-      return Change(root: 0, path: [], reason: .unreadable(.ioError))
-    }
-    if mask & WatchFlag.overflow != 0 { return Change(root: 0, path: [], reason: .overflow) }
-    var offset = metadata
-    while offset + 20 <= event.count {
-      let type = event.load(fromByteOffset: offset, as: UInt8.self)
-      let length = Int(event.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
-      guard length > 0, offset + length <= event.count else { break }
-      if type == WatchFlag.directoryAndName {
-        let handleLength = Int(event.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-        let nameStart = offset + 20 + handleLength
-        if nameStart < offset + length {
-          let key = ByteKey(
-            Array(event[(offset + 4)..<(offset + 12)]) + Array(event[(offset + 16)..<nameStart]))
-          let record = event[nameStart..<(offset + length)]
-          let name = Array(record.prefix { $0 != 0 })
-          for place in places[key] ?? [] {
-            if let change = judge(place, name: name, mask: mask) { return change }
-          }
-        }
+  /// One event: each directory and entry it names ("." for the directory
+  /// itself) judged at every place that directory stands.
+  private mutating func judge(_ event: FanotifyEvent) -> Change? {
+    // A record without a name (FAN_EVENT_INFO_TYPE_DFID) is not asked for.
+    for entry in event.entries where !entry.name.isEmpty {
+      for place in places[ByteKey(entry.filesystem + entry.handle)] ?? [] {
+        if let change = judge(place, name: entry.name, mask: event.events) { return change }
       }
-      offset += length
     }
     return nil
   }
 
   private static let dot: [UInt8] = [UInt8(ascii: ".")]
   private static let tag = Array(CacheDirectoryTag.fileName.utf8)
-  private static let entryChanges =
-    WatchFlag.created | WatchFlag.deleted | WatchFlag.movedFrom | WatchFlag.movedTo
 
   /// What an event on the entry `name` of the directory at `place` (or on
   /// the directory itself, ".") changed in the view, judged against the
   /// tree as it is now.
-  private mutating func judge(_ place: WatchedPlace, name: [UInt8], mask: UInt64) -> Change? {
+  private mutating func judge(_ place: WatchedPlace, name: [UInt8], mask: FanotifyEvents)
+    -> Change?
+  {
     let root = place.root
     let onItself = name == Self.dot
     switch place.kind {
@@ -476,7 +452,7 @@ package struct ChangeWatch: ~Copyable {
       if onItself || name == Self.tag {
         return rootExcluded(root) ? Change(root: root, path: [], reason: .rootExcluded) : nil
       }
-      if name == next, mask & Self.entryChanges != 0 {
+      if name == next, !mask.isDisjoint(with: .entryChanges) {
         return Change(root: root, path: [], reason: .rootMoved)
       }
       return nil
@@ -495,26 +471,24 @@ package struct ChangeWatch: ~Copyable {
       if root < roots.count, roots[root].recorder?.skips(item) == true { return nil }
       let sets = sets(root)
       let expected: ViewVisitor.Judgement = sets.hidden.contains(ByteKey(item)) ? .hidden : .shown
-      guard mask & WatchFlag.onDirectory != 0 else {
+      guard mask.contains(.onDirectory) else {
         // A file created, linked or moved in, or its attributes changed:
         // marked or not as the view shows it?
-        guard mask & (WatchFlag.created | WatchFlag.movedTo | WatchFlag.attributes) != 0
-        else { return nil }
+        guard !mask.isDisjoint(with: [.created, .movedTo, .attributes]) else { return nil }
         return differs(root, item, from: expected)
       }
       // A directory moved in brings what it holds, which no walk read.
-      if mask & WatchFlag.movedTo != 0 {
+      if mask.contains(.movedTo) {
         return Change(root: root, path: item, reason: .directoryArrived)
       }
-      if mask & (WatchFlag.created | WatchFlag.attributes) != 0 {
+      if !mask.isDisjoint(with: [.created, .attributes]) {
         if let change = differs(root, item, from: expected) { return change }
       }
-      if mask & WatchFlag.created != 0, expected == .shown, !watchMade(root, item) {
+      if mask.contains(.created), expected == .shown, !watchMade(root, item) {
         return Change(root: root, path: item, reason: .filledDirectory)
       }
       // The layer would still hold it, and the view show it, empty.
-      if mask & (WatchFlag.deleted | WatchFlag.movedFrom) != 0, sets.merged.contains(ByteKey(item))
-      {
+      if !mask.isDisjoint(with: [.deleted, .movedFrom]), sets.merged.contains(ByteKey(item)) {
         return Change(root: root, path: item, reason: .mergedDirectoryGone)
       }
       return nil
@@ -546,8 +520,8 @@ package struct ChangeWatch: ~Copyable {
   /// The walk's judgement of the item at `path` in ROOT `root` as it is
   /// now, reached from the real ROOT one name at a time, no link followed.
   private func look(_ root: Int, _ path: [UInt8]) -> Look {
-    let descriptor = roots[root].descriptor
-    guard descriptor >= 0 else { return .unreadable(.badFileDescriptor) }
+    guard let directory = roots[root].directory else { return .unreadable(.badFileDescriptor) }
+    let descriptor = rootDirectories[directory].rawValue
     let (mechanisms, overlayNamespace) = (self.mechanisms, self.overlayNamespace)
     do throws(SkipBackupError) {
       let judge = { (item: FileItem, isRoot: Bool) throws(SkipBackupError) -> Look in
@@ -578,9 +552,11 @@ package struct ChangeWatch: ~Copyable {
   /// Whether the ROOT, or a directory above it, is marked now (or cannot
   /// be read: the run would then refuse it).
   private func rootExcluded(_ root: Int) -> Bool {
-    guard roots[root].descriptor >= 0 else { return false }
+    guard let directory = roots[root].directory else { return false }
     do throws(SkipBackupError) {
-      if !(try mechanisms.marks(on: Self.real(roots[root].descriptor))).isEmpty { return true }
+      if !(try mechanisms.marks(on: Self.real(rootDirectories[directory].rawValue))).isEmpty {
+        return true
+      }
       return try mechanisms.markedAncestor(of: roots[root].path, followSymbolicLinks: false) != nil
     } catch {
       return true
@@ -592,11 +568,14 @@ package struct ChangeWatch: ~Copyable {
   /// when its own mark was made (what came into it before would not have
   /// been seen).
   private mutating func watchMade(_ root: Int, _ path: [UInt8]) -> Bool {
-    guard let recorder = roots[root].recorder, roots[root].descriptor >= 0 else { return false }
+    guard let recorder = roots[root].recorder, let directory = roots[root].directory else {
+      return false
+    }
     let place = WatchedPlace(root: root, path: path, kind: .walked)
+    let descriptor = rootDirectories[directory].rawValue
     do throws(SkipBackupError) {
-      return try FileItem.withItem(path, below: roots[root].descriptor, rootPath: roots[root].path)
-      { (item) throws(SkipBackupError) -> Bool in
+      return try FileItem.withItem(path, below: descriptor, rootPath: roots[root].path) {
+        (item) throws(SkipBackupError) -> Bool in
         switch recorder.watch(item, as: .walked) {
         case .gone, .unchanging: return true
         case .failed: return false
@@ -699,8 +678,47 @@ package final class WatchGroups: Sendable {
     var unlimited = true
   }
 
+  /// One group's descriptor, which the walk's threads mark through
+  /// without a lock; taken from it only under the lock, once no walk runs
+  /// (``close()``, ``leaveToExec()``).
+  final class Handle: @unchecked Sendable {
+    private var descriptor: Descriptor
+
+    init(_ descriptor: consuming Descriptor) { self.descriptor = descriptor }
+
+    var number: CInt { descriptor.rawValue }
+
+    func mark(
+      _ flags: FanotifyMarkFlags, _ events: FanotifyEvents, in directory: CInt,
+      _ name: UnsafePointer<CChar>?, reporting: FilePath
+    ) throws(SkipBackupError) {
+      try descriptor.mark(flags, events, in: directory, name, reporting: reporting)
+    }
+
+    func flushMarks(_ flags: FanotifyMarkFlags) throws(SkipBackupError) {
+      try descriptor.flushMarks(flags)
+    }
+
+    func readEvents(into buffer: UnsafeMutableRawBufferPointer) throws(SkipBackupError) -> Int {
+      try descriptor.readEvents(into: buffer)
+    }
+
+    /// Closes it now (the one it is swapped with ends here).
+    func close() {
+      var closed = Descriptor(adopting: -1, path: descriptor.path)
+      swap(&closed, &descriptor)
+    }
+
+    /// Leaves it open, for `execve` to close (it is close-on-exec).
+    func leaveOpen() {
+      var left = Descriptor(adopting: -1, path: descriptor.path)
+      swap(&left, &descriptor)
+      _ = left.release()
+    }
+  }
+
   struct Group {
-    let descriptor: CInt
+    let handle: Handle
     /// Whether a mark of the whole filesystem was made (`true`), refused
     /// (`false`), or not asked for yet.
     var whole: Bool?
@@ -710,9 +728,9 @@ package final class WatchGroups: Sendable {
     if case .root = privilege { root = true } else { root = false }
   }
 
-  /// Every group made so far.
-  var descriptors: [CInt] {
-    state.withLock { state in state.groups.values.map(\.descriptor).sorted() }
+  /// Every group made so far, in the order they were made.
+  var handles: [Handle] {
+    state.withLock { state in state.groups.values.map(\.handle).sorted { $0.number < $1.number } }
   }
 
   /// Stops the watch: every mark taken off (FAN_MARK_FLUSH), after which
@@ -730,7 +748,7 @@ package final class WatchGroups: Sendable {
     state.withLock { state in
       guard !state.closed else { return }
       for group in state.groups.values {
-        for kind in [0, WatchFlag.filesystem] { _ = system_fanotify_flush(group.descriptor, kind) }
+        for kind: FanotifyMarkFlags in [[], .filesystem] { try? group.handle.flushMarks(kind) }
       }
       state.closed = true
     }
@@ -742,7 +760,7 @@ package final class WatchGroups: Sendable {
     stop()
     state.withLock { state in
       guard !state.leftToExec else { return }
-      for group in state.groups.values { _ = system_close(group.descriptor) }
+      for group in state.groups.values { group.handle.close() }
       state.groups = [:]
     }
   }
@@ -753,7 +771,10 @@ package final class WatchGroups: Sendable {
   /// strace -T, Linux 6.18, FAN_MARK_FLUSH just before), and between the
   /// last look and COMMAND only `execvp` may run.
   func leaveToExec() {
-    state.withLock { state in state.leftToExec = true }
+    state.withLock { state in
+      state.leftToExec = true
+      for group in state.groups.values { group.handle.leaveOpen() }
+    }
   }
 
   /// The group for the filesystem identity `identity`, made when first
@@ -773,40 +794,45 @@ package final class WatchGroups: Sendable {
           return .failure(
             SkipBackupError(.fanotifyInit, .badFileDescriptor, path: item.displayPath))
         }
-        let flags =
-          WatchFlag.closeOnExec | WatchFlag.nonBlocking | WatchFlag.reportDirectoryAndName
+        let flags: FanotifyInitFlags = [.nonBlocking, .reportDirectoryAndName]
         // Root's queue and marks are unlimited: a filesystem mark hears the
         // whole filesystem, busy with other work or not, and an overflow
         // would only make the run walk again.
-        let unlimited = WatchFlag.unlimitedQueue | WatchFlag.unlimitedMarks
-        var made = Result<CInt, Errno>.failure(.notPermitted)
-        if root && state.unlimited {
-          made = valueOrErrno { system_fanotify_init(flags | unlimited, 0) }
+        let unlimited: FanotifyInitFlags = [.unlimitedQueue, .unlimitedMarks]
+        var made: Descriptor? = nil
+        do throws(SkipBackupError) {
+          if root && state.unlimited {
+            do throws(SkipBackupError) {
+              made = try Descriptor.fanotifyGroup(
+                flags.union(unlimited), eventFlags: .readOnly, for: item.displayPath)
+            } catch  where error.errno == .notPermitted {
+              state.unlimited = false
+            }
+          } else {
+            state.unlimited = false
+          }
+          if made == nil {
+            made = try Descriptor.fanotifyGroup(flags, eventFlags: .readOnly, for: item.displayPath)
+          }
+        } catch {
+          return .failure(error)
         }
-        if case .failure(.notPermitted) = made {
-          state.unlimited = false
-          made = valueOrErrno { system_fanotify_init(flags, 0) }
-        }
-        switch made {
-        case .success(let descriptor): group = Group(descriptor: descriptor, whole: nil)
-        case .failure(let errno):
-          return .failure(SkipBackupError(.fanotifyInit, errno, path: item.displayPath))
-        }
+        group = Group(handle: Handle(made.take()!), whole: nil)
       }
       if whole, group.whole == nil {
         group.whole = false
         if root && state.unlimited {
-          let marked = WatchRecorder.mark(
-            item, in: group.descriptor, WatchFlag.filesystem, WatchRecorder.entryEvents)
-          switch marked {
-          case .success: group.whole = true
-          // No file handles here: no inode mark can be made either.
-          case .failure(let errno)
-          where errno == .operationNotSupportedByDevice || errno == .notSupported:
+          do throws(SkipBackupError) {
+            try WatchRecorder.mark(
+              item, in: group.handle, .filesystem, WatchRecorder.entryEvents)
+            group.whole = true
+          } catch
+            where error.errno == .operationNotSupportedByDevice || error.errno == .notSupported
+          {
+            // No file handles here: no inode mark can be made either.
             state.groups[key] = group
-            return .failure(SkipBackupError(.fanotifyMark, errno, path: item.displayPath))
-          case .failure: break
-          }
+            return .failure(error)
+          } catch {}
         }
       }
       state.groups[key] = group
@@ -895,21 +921,21 @@ package final class WatchRecorder {
   /// own, as every directory watched `alone` (above the ROOT, where the
   /// filesystem may be another, whose other events are not wanted).
   func watch(_ item: FileItem, as kind: WatchedPlace.Kind, alone: Bool = false) -> Watched {
-    var handle = [UInt8](repeating: 0, count: WatchFlag.handleBufferSize)
-    var mountID: CInt = 0
-    let follow = item.followsSymbolicLinks ? WatchFlag.symbolicLinkFollow : 0
+    let follow: AtFlags = item.followsSymbolicLinks ? .symbolicLinkFollow : []
     let named = item.withAtArguments { directory, path, flags in
-      handle.withUnsafeMutableBytes { buffer in
-        valueOrErrno {
-          system_name_to_handle_at(
-            directory, path, buffer.baseAddress!, &mountID,
-            (flags & WatchFlag.emptyPath) | WatchFlag.handleForIdentity | follow)
-        }
+      Result { () throws(SkipBackupError) in
+        try fileHandle(
+          in: directory, path, AtFlags(rawValue: flags).intersection(.emptyPath).union(follow),
+          reporting: item.displayPath)
       }
     }
-    if case .failure(let errno) = named {
+    let handle: [UInt8]
+    let mountID: CInt
+    switch named {
+    case .success(let found): (handle, mountID) = found
+    case .failure(let error):
       lastMountID = nil
-      return fail(SkipBackupError(.nameToHandleAt, errno, path: item.displayPath), kind)
+      return fail(error, kind)
     }
     lastMountID = mountID
     var wantsWhole = !alone
@@ -957,9 +983,10 @@ package final class WatchRecorder {
     }
     let byInode = !wantsWhole || group.whole != true
     if byInode {
-      let marked = Self.mark(item, in: group.descriptor, WatchFlag.onlyDirectory, Self.mask(kind))
-      if case .failure(let errno) = marked {
-        return fail(SkipBackupError(.fanotifyMark, errno, path: item.displayPath), kind)
+      do throws(SkipBackupError) {
+        try Self.mark(item, in: group.handle, .onlyDirectory, Self.mask(kind))
+      } catch {
+        return fail(error, kind)
       }
     }
     // struct file_handle: handle_bytes, handle_type, f_handle.
@@ -969,33 +996,36 @@ package final class WatchRecorder {
 
   /// Adds a mark of `kind` (FAN_MARK_FILESYSTEM, or FAN_MARK_ONLYDIR for
   /// the directory itself) for the events `mask` at `item` to `group`.
-  static func mark(_ item: FileItem, in group: CInt, _ kind: CUnsignedInt, _ mask: UInt64)
-    -> Result<CInt, Errno>
-  {
-    item.withAtArguments { directory, path, flags in
-      valueOrErrno {
-        system_fanotify_mark(
-          group, WatchFlag.add | kind | (item.followsSymbolicLinks ? 0 : WatchFlag.dontFollow),
-          mask, directory, flags & WatchFlag.emptyPath != 0 ? nil : path)
+  static func mark(
+    _ item: FileItem, in group: WatchGroups.Handle, _ kind: FanotifyMarkFlags,
+    _ mask: FanotifyEvents
+  ) throws(SkipBackupError) {
+    let flags = kind.union(.add).union(item.followsSymbolicLinks ? [] : .dontFollow)
+    try item.withAtArguments { directory, path, atFlags in
+      Result { () throws(SkipBackupError) in
+        try group.mark(
+          flags, mask, in: directory,
+          AtFlags(rawValue: atFlags).contains(.emptyPath) ? nil : path,
+          reporting: item.displayPath)
       }
-    }
+    }.get()
   }
 
   /// A directory's entries made, removed and moved, and attributes
   /// changed, its own and its subdirectories' (which fanotify reports on
   /// the subdirectory itself, as "."), directories included.
-  static let entryEvents =
-    WatchFlag.attributes | WatchFlag.created | WatchFlag.deleted | WatchFlag.movedFrom
-    | WatchFlag.movedTo | WatchFlag.onDirectory
+  static let entryEvents: FanotifyEvents = FanotifyEvents.entryChanges.union([
+    .attributes, .onDirectory,
+  ])
 
   /// The events each kind of directory is watched for by a mark of its own.
-  private static func mask(_ kind: WatchedPlace.Kind) -> UInt64 {
+  private static func mask(_ kind: WatchedPlace.Kind) -> FanotifyEvents {
     switch kind {
     // Its files' attributes too (FAN_EVENT_ON_CHILD).
-    case .walked: entryEvents | WatchFlag.onChildren
+    case .walked: entryEvents.union(.onChildren)
     // Its own attributes only: what an excluded directory holds may churn
     // (a build in node_modules) and would fill an ordinary user's queue.
-    case .closed: WatchFlag.attributes | WatchFlag.onDirectory
+    case .closed: [.attributes, .onDirectory]
     case .above: entryEvents
     }
   }
@@ -1011,7 +1041,7 @@ package final class WatchRecorder {
   private func examine(_ item: FileItem, whole: Bool) -> Filesystem {
     let examined: (identity: [UInt8], type: Int64)
     do throws(SkipBackupError) {
-      examined = try item.withOpenDescriptor(MountFlag.pathOnly | O_DIRECTORY) {
+      examined = try item.withOpenDescriptor(OpenFlags([.pathOnly, .directory]).rawValue) {
         (descriptor) throws(SkipBackupError) in
         switch FilesystemFlag.identity(of: descriptor) {
         case .success(let examined): return examined

@@ -92,7 +92,7 @@ import Testing
         case .fremovexattr: return outcome(system_fremovexattr(-1, name))
         case .removexattrat: return outcome(system_removexattrat(-1, "x", 0, name))
         case .openat:
-          return outcome(system_openat(MountFlag.atWorkingDirectory, missing, O_RDONLY, 0))
+          return outcome(system_openat(AT_FDCWD, missing, O_RDONLY, 0))
         case .close: return outcome(system_close(-1))
         case .read: return outcome(system_read(-1, bytes.baseAddress, 64))
         case .write: return outcome(system_write(-1, bytes.baseAddress, 64))
@@ -104,28 +104,28 @@ import Testing
         case .fchown: return outcome(system_fchown(-1, 0, 0))
         case .getdents64: return outcome(system_getdents64(-1, bytes.baseAddress!, 64))
         case .fstatat:
-          return outcome(system_fstatat(MountFlag.atWorkingDirectory, missing, &status, 0))
+          return outcome(system_fstatat(AT_FDCWD, missing, &status, 0))
         case .fstat: return outcome(system_fstat(-1, &status))
         case .statx: return outcome(scratch { system_statx(-1, "x", 0, 0, $0) })
         case .fstatfs: return outcome(scratch { system_fstatfs(-1, $0) })
         case .openat2:
-          return outcome(system_openat2(MountFlag.atWorkingDirectory, missing, O_RDONLY, 0, 0))
+          return outcome(system_openat2(AT_FDCWD, missing, O_RDONLY, 0, 0))
         case .renameat2:
           return outcome(
             system_renameat2(
-              MountFlag.atWorkingDirectory, missing, MountFlag.atWorkingDirectory, missing, 0))
+              AT_FDCWD, missing, AT_FDCWD, missing, 0))
         case .renameat:
           return outcome(
             system_renameat(
-              MountFlag.atWorkingDirectory, missing, MountFlag.atWorkingDirectory, missing))
+              AT_FDCWD, missing, AT_FDCWD, missing))
         case .linkat:
           return outcome(
             system_linkat(
-              MountFlag.atWorkingDirectory, missing, MountFlag.atWorkingDirectory, missing, 0))
-        case .unlinkat: return outcome(system_unlinkat(MountFlag.atWorkingDirectory, missing, 0))
+              AT_FDCWD, missing, AT_FDCWD, missing, 0))
+        case .unlinkat: return outcome(system_unlinkat(AT_FDCWD, missing, 0))
         case .realpath: return outcome(system_realpath(missing, nil))
         case .readlinkat:
-          return outcome(system_readlinkat(MountFlag.atWorkingDirectory, missing, list, 64))
+          return outcome(system_readlinkat(AT_FDCWD, missing, list, 64))
         case .flock: return outcome(system_flock(-1, LOCK_EX))
         case .getInodeFlags:
           var flags: CInt = 0
@@ -194,8 +194,8 @@ import Testing
           var text = [CChar](repeating: 0, count: 4096)
           return outcome(returned: system_getpwuid_r(0, &entry, &text, text.count, &found))
         case .mknodat:
-          return outcome(system_mknodat(MountFlag.atWorkingDirectory, missing, S_IFCHR, 0, 0))
-        case .mkdirat: return outcome(system_mkdirat(MountFlag.atWorkingDirectory, missing, 0o700))
+          return outcome(system_mknodat(AT_FDCWD, missing, S_IFCHR, 0, 0))
+        case .mkdirat: return outcome(system_mkdirat(AT_FDCWD, missing, 0o700))
         case .futimens:
           var times = [timespec(), timespec()]
           return outcome(system_futimens(-1, &times))
@@ -266,14 +266,17 @@ import Testing
           // Flags no kernel knows (EINVAL), so no group is made.
           return outcome(system_fanotify_init(0x8000_0000, 0))
         case .fanotifyMark:
-          return outcome(system_fanotify_mark(-1, WatchFlag.add, WatchFlag.created, -1, missing))
+          return outcome(
+            system_fanotify_mark(
+              -1, FanotifyMarkFlags.add.rawValue, FanotifyEvents.created.rawValue, -1, missing))
         case .nameToHandleAt:
-          var handle = [UInt8](repeating: 0, count: WatchFlag.handleBufferSize)
+          // struct file_handle's two fields and MAX_HANDLE_SZ (128) bytes.
+          var handle = [UInt8](repeating: 0, count: 8 + 128)
           var mountID: CInt = 0
           return handle.withUnsafeMutableBytes { handle in
             outcome(
               system_name_to_handle_at(
-                MountFlag.atWorkingDirectory, missing, handle.baseAddress!, &mountID, 0))
+                AT_FDCWD, missing, handle.baseAddress!, &mountID, 0))
           }
         case .readEvents: return outcome(system_read_events(-1, bytes.baseAddress, 64))
         case .fanotifyFlush: return outcome(system_fanotify_flush(-1, 0))
