@@ -679,37 +679,6 @@ package func system_getpwuid_r(
 
 // MARK: - Mount namespaces and the new mount API (skipbackup run)
 
-/// The flags of the mount calls below, for the rooms above this one, which
-/// import no C module (CLinux's and CMount's headers have them: Swift cannot
-/// see the kernel's macros).
-package enum MountFlag {
-  package static let atWorkingDirectory = CLINUX_AT_FDCWD
-  package static let pathOnly = CLINUX_O_PATH
-  package static let newMountNamespace = CMOUNT_CLONE_NEWNS
-  package static let newUserNamespace = CMOUNT_CLONE_NEWUSER
-  package static let recursive = CMOUNT_MS_REC
-  package static let `private` = CMOUNT_MS_PRIVATE
-  package static let fsopenCloseOnExec = CMOUNT_FSOPEN_CLOEXEC
-  package static let setFlag = CMOUNT_FSCONFIG_SET_FLAG
-  package static let setString = CMOUNT_FSCONFIG_SET_STRING
-  package static let create = CMOUNT_FSCONFIG_CMD_CREATE
-  package static let fsmountCloseOnExec = CMOUNT_FSMOUNT_CLOEXEC
-  package static let readOnly = CMOUNT_MOUNT_ATTR_RDONLY
-  package static let emptyPath = CMOUNT_MOVE_MOUNT_F_EMPTY_PATH
-  package static let targetEmptyPath = CMOUNT_MOVE_MOUNT_T_EMPTY_PATH
-  package static let cloneTree = CMOUNT_OPEN_TREE_CLONE
-  package static let treeCloseOnExec = CMOUNT_OPEN_TREE_CLOEXEC
-  package static let recursiveTree = CLINUX_AT_RECURSIVE
-  package static let symbolicLinkNoFollow = UInt32(CLINUX_AT_SYMLINK_NOFOLLOW)
-  package static let atEmptyPath = UInt32(CLINUX_AT_EMPTY_PATH)
-  package static let noSetUserID = CMOUNT_MOUNT_ATTR_NOSUID
-  package static let noDevices = CMOUNT_MOUNT_ATTR_NODEV
-  package static let noExecution = CMOUNT_MOUNT_ATTR_NOEXEC
-  package static let noAccessTime = CMOUNT_MOUNT_ATTR_NOATIME
-  package static let strictAccessTime = CMOUNT_MOUNT_ATTR_STRICTATIME
-  package static let noDirectoryAccessTime = CMOUNT_MOUNT_ATTR_NODIRATIME
-}
-
 /// The inode flags (`chattr`) that tmpfs keeps (mm/shmem.c's
 /// SHMEM_FL_USER_MODIFIABLE on Linux 6.18, casefolding aside), for the tool,
 /// which imports no C module: the view's layer carries these of each

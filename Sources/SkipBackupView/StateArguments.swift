@@ -31,17 +31,13 @@ package enum StateArguments {
         roots.contains(where: { path(directory[...], isOrIsBelow: $0.bytes) })
       else { continue }
       let named = FilePath(bytes: directory)
-      let opened = valueOrErrno {
-        named.withCString {
-          system_openat(MountFlag.atWorkingDirectory, $0, MountFlag.pathOnly | O_DIRECTORY, 0)
-        }
+      let descriptor: CInt
+      do {
+        descriptor = try Descriptor.openForNextProgram(named, [.pathOnly, .directory])
+      } catch  where error.errno == .noSuchFileOrDirectory {
+        continue
       }
-      switch opened {
-      case .success(let descriptor):
-        result[index] = option + Array("/proc/self/fd/\(descriptor)".utf8)
-      case .failure(.noSuchFileOrDirectory): continue
-      case .failure(let errno): throw SkipBackupError(.openat, errno, path: named)
-      }
+      result[index] = option + Array("/proc/self/fd/\(descriptor)".utf8)
     }
     return result
   }
