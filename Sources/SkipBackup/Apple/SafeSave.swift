@@ -16,9 +16,11 @@ extension FilePath {
   /// extended attribute, POSIX ACLs included, carry over to the new one; an
   /// attribute that cannot be kept throws an error naming it, and nothing is
   /// replaced. A symbolic link is followed to the file it leads to (a link to
-  /// nothing is refused); anything but a regular file is refused. Other hard
-  /// links to the old file keep the old contents. A killed save leaves at
-  /// most a `.skipbackup-save-N`, which the next save there removes.
+  /// nothing is refused); anything but a regular file is refused. A file
+  /// another puts at the path between the save's look at it and its open of
+  /// it for the attributes is refused too, and nothing is replaced. Other
+  /// hard links to the old file keep the old contents. A killed save leaves
+  /// at most a `.skipbackup-save-N`, which the next save there removes.
   ///
   ///     try FilePath("cache/thumbnails.db").writeExcludedFromBackup(bytes)
   public func writeExcludedFromBackup(
@@ -38,7 +40,9 @@ extension FilePath {
   /// permissions and every extended attribute, so its marks come along; the
   /// destination is replaced atomically.
   ///
-  /// Anything but a regular file is refused at once (a FIFO never blocks it).
+  /// The source is resolved once: anything but a regular file is refused at
+  /// once (a FIFO never blocks it, a device is never opened), and the file
+  /// looked at is the one read, whatever its path leads to by then.
   ///
   /// The corresponding C functions are `flistxattr(2)`, `fgetxattr(2)` and
   /// `fsetxattr(2)`, with libattr's `attr_copy_action(3)` for /etc/xattr.conf.
