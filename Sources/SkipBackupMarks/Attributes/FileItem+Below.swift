@@ -18,7 +18,7 @@ extension FileItem {
   /// directory is `root` itself. `rootPath` is what messages name `root`.
   ///
   /// The corresponding C function is `openat(2)`.
-  package static func directory(
+  private static func directory(
     _ relative: [UInt8], below root: CInt, rootPath: FilePath
   ) throws(SkipBackupError) -> Descriptor? {
     let names = relative.split(separator: UInt8(ascii: "/"))
@@ -35,20 +35,6 @@ extension FileItem {
       }.get()
     }
     return directory
-  }
-
-  /// ``directory(_:below:rootPath:)`` as a number: `root` itself when
-  /// `relative` is empty, else a descriptor the caller closes. For the
-  /// view's mounter, which keeps the directories it mounts on as numbers
-  /// in arrays, where no `~Copyable` value can be.
-  package static func openDirectory(_ relative: [UInt8], below root: CInt, rootPath: FilePath)
-    throws(SkipBackupError) -> CInt
-  {
-    let opened = try directory(relative, below: root, rootPath: rootPath)
-    switch consume opened {
-    case .some(let directory): return directory.release()
-    case .none: return root
-    }
   }
 
   /// Calls `body` with the item `relative` (names below `root`, separated by
