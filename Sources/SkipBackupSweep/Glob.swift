@@ -4,7 +4,10 @@
 /// next byte. A pattern without those is matched byte for byte. POSIX's
 /// `[:class:]`, `[=e=]` and `[.c.]` inside a bracket are not read: their
 /// bytes are members of the bracket as written. `\/` is a `/` after a `*`
-/// too, where glibc's `fnmatch` never matches it.
+/// too, where glibc's `fnmatch` never matches it. A bracket left open is an
+/// ordinary `[`, as in glibc, unless its bytes reach a range with no end
+/// (`[a-` at the pattern's end, or `[a-\`): glibc's fnmatch_loop.c then
+/// fails the match at that point ("cend == '\0'"), and so does Glob.
 package struct Glob: Hashable, Sendable {
   package let pattern: [UInt8]
   /// Whether the pattern holds no wildcard, so that it matches only itself.
@@ -39,16 +42,19 @@ package struct Glob: Hashable, Sendable {
           t += 1
           continue
         case UInt8(ascii: "["):
-          if let (matched, next) = matchClass(at: p, text[t]) {
+          switch matchClass(at: p, text[t]) {
+          case .closed(let matched, let next):
             if matched && text[t] != slash {
               p = next
               t += 1
               continue
             }
-          } else if text[t] == byte {
+          case .open where text[t] == byte:
             p += 1
             t += 1
             continue
+          case .open, .rangeWithoutEnd:
+            break
           }
         case UInt8(ascii: "\\"):
           // A `\` at the end quotes nothing: fnmatch(3) then matches nothing
@@ -80,37 +86,68 @@ package struct Glob: Hashable, Sendable {
     text.withUnsafeBytes { matches($0) }
   }
 
-  /// The bracket expression at `start`: whether `byte` is in it, and where
-  /// the pattern goes on; `nil` when the bracket is not closed (then `[` is
-  /// an ordinary byte).
-  private func matchClass(at start: Int, _ byte: UInt8) -> (Bool, Int)? {
+  /// What the bracket at `start` makes of one byte of the text.
+  private enum Bracket {
+    /// Closed by a `]`: whether the byte is in it, and where the pattern
+    /// goes on.
+    case closed(Bool, next: Int)
+    /// Not closed: the `[` is an ordinary byte.
+    case open
+    /// Not closed, and a range with no end byte was reached before any
+    /// member matched: no match here.
+    case rangeWithoutEnd
+  }
+
+  /// The bracket expression at `start`, read for `byte` in the order
+  /// glibc's fnmatch_loop.c reads it: a member that matches before the
+  /// pattern ends leaves the rest unread, so an open bracket is then an
+  /// ordinary `[`; a range reached whose end is the pattern's end fails.
+  private func matchClass(at start: Int, _ byte: UInt8) -> Bracket {
     var i = start + 1
     var negated = false
     if i < pattern.count && (pattern[i] == UInt8(ascii: "!") || pattern[i] == UInt8(ascii: "^")) {
       negated = true
       i += 1
     }
+    let backslash = UInt8(ascii: "\\")
     var matched = false
     var first = true
     while i < pattern.count {
       var low = pattern[i]
-      if low == UInt8(ascii: "]") && !first { return (matched != negated, i + 1) }
+      if low == UInt8(ascii: "]") && !first { return .closed(matched != negated, next: i + 1) }
       first = false
-      if low == UInt8(ascii: "\\") && i + 1 < pattern.count {
+      if low == backslash && i + 1 < pattern.count {
         i += 1
         low = pattern[i]
       }
-      if i + 2 < pattern.count && pattern[i + 1] == UInt8(ascii: "-")
-        && pattern[i + 2] != UInt8(ascii: "]")
-      {
-        let high = pattern[i + 2]
-        if low <= byte && byte <= high { matched = true }
-        i += 3
-      } else {
+      guard i + 2 < pattern.count, pattern[i + 1] == UInt8(ascii: "-"),
+        pattern[i + 2] != UInt8(ascii: "]")
+      else {
+        if i + 2 == pattern.count && pattern[i + 1] == UInt8(ascii: "-") && !matched
+          && low != byte
+        {
+          // `low-` ends the pattern: a range without its end.
+          return .rangeWithoutEnd
+        }
         if low == byte { matched = true }
         i += 1
+        continue
       }
+      var high = pattern[i + 2]
+      var end = i + 3
+      if high == backslash {
+        // The range's end may be quoted (`[a-\]]`); a `\` that ends the
+        // pattern quotes nothing, so the range has no end.
+        guard end < pattern.count else {
+          if matched { return .open }
+          return .rangeWithoutEnd
+        }
+        high = pattern[end]
+        end += 1
+      }
+      if low <= byte && byte <= high { matched = true }
+      i = end
     }
-    return nil
+    return .open
   }
 }
