@@ -1,5 +1,4 @@
 import SkipBackupCore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -12,7 +11,7 @@ import Synchronization
 /// the failures for the exit status. Walk threads report through the same
 /// one, and print through its ``outputSink``.
 package final class Diagnostics: Sendable {
-  private let state = Mutex(0)
+  private let state = Locked(0)
   /// The progress line, erased before a message is written.
   private let progress: Progress?
   private let errors: CInt

@@ -1,5 +1,4 @@
 import SkipBackupCore
-import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -148,7 +147,7 @@ package final class OutputSink: Sendable {
   private let descriptor: CInt
   /// Where a failed write is said.
   private let errors: CInt
-  private let lock = Mutex(())
+  private let lock = Locked(())
 
   /// Whether the descriptor is a terminal, as `streams` found.
   package let isTerminal: Bool
@@ -175,7 +174,7 @@ package final class OutputSink: Sendable {
 /// `&&` must not go on with a truncated list. (With SIGPIPE at its default,
 /// the kernel ends the process by the signal before `write` returns.)
 package enum OutputFailure {
-  private static let ending = Mutex(false)
+  private static let ending = Locked(false)
 
   package static func end(_ errno: Errno, errors: CInt = STDERR_FILENO) -> Never {
     let first = ending.withLock { ending in

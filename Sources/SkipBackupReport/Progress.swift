@@ -20,7 +20,7 @@ package final class Progress: Sendable {
   package let isEnabled: Bool
   private let start: Double
   private let items = Atomic<Int>(0)
-  private let display = Mutex(Display())
+  private let display = Locked(Display())
   private let errors: CInt
 
   private struct Display {

@@ -1,4 +1,4 @@
-import Synchronization
+import SkipBackupCore
 
 /// The inodes with several links a run has met so far, on every thread and
 /// under every ROOT, so that each counts once, on the side and under the
@@ -9,7 +9,7 @@ package final class SharedLinks: Sendable {
     let device: UInt64
     let number: UInt64
   }
-  private let seen = Mutex(Set<Inode>())
+  private let seen = Locked(Set<Inode>())
 
   package init() {}
 

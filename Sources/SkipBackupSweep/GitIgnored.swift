@@ -13,12 +13,12 @@ import SystemPackage
 /// its top directory is entered, before any of its entries is visited.
 package final class GitIgnored: Sendable {
   package let git: FilePath
-  private let names = Mutex<[[UInt8]: Set<[UInt8]>]>([:])
+  private let names = Locked<[[UInt8]: Set<[UInt8]>]>([:])
   private let any = Atomic<Bool>(false)
   /// The directories git was asked about and gave no answer for (exit
   /// 128 on an index.lock, a repository it distrusts): what it ignores
   /// below them is unknown, which is not "nothing".
-  private let unanswered = Mutex<[[UInt8]]>([])
+  private let unanswered = Locked<[[UInt8]]>([])
   private let anyUnanswered = Atomic<Bool>(false)
 
   package init(git: FilePath) {

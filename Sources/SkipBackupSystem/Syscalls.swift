@@ -510,6 +510,14 @@ package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mut
   pthread_mutex_lock(mutex)
 }
 
+/// `EBUSY` when another thread holds the mutex, the one answer a caller
+/// looks at; a default mutex has no other.
+///
+/// The corresponding C function is `pthread_mutex_trylock(3)`.
+package func system_pthread_mutex_trylock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
+  pthread_mutex_trylock(mutex)
+}
+
 /// Cannot fail on a default mutex the caller holds.
 ///
 /// The corresponding C function is `pthread_mutex_unlock(3)`.

@@ -1,6 +1,5 @@
 import SkipBackupCore
 import SkipBackupReport
-import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -666,7 +665,7 @@ package struct WatchedPlace {
 /// subvolume are on another). Shared by the walk's threads.
 package final class WatchGroups: Sendable {
   private let root: Bool
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   private struct State {
     var groups: [ByteKey: Group] = [:]

@@ -1,6 +1,5 @@
 import SkipBackupCore
 import SkipBackupReport
-import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -125,7 +124,7 @@ package final class SetupSignals: @unchecked Sendable {
   package static let ending: [CInt] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM]
   private static let wake = SIGURG
 
-  private let lock = Mutex<Held>(Held())
+  private let lock = Locked<Held>(Held())
   private var thread: pthread_t?
   /// What is waited for: ``ending`` but those ignored (`nohup`, or a
   /// shell's background job without job control, which ignores INT and

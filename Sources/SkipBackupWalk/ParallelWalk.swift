@@ -176,7 +176,7 @@ private func startHelper(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableR
   return nil
 }
 
-/// A mutex with a condition variable: what `Synchronization.Mutex` lacks.
+/// A mutex with a condition variable: what ``Locked`` lacks.
 final class ConditionLock: @unchecked Sendable {
   private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
   private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
