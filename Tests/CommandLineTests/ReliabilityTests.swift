@@ -195,11 +195,18 @@ extension CLITests {
       try #require(marked.status == 0, "\(marked)")
       let output = try TemporaryDirectory(in: base)
       let rules = output.file("rules", "old rules\n")
-      let result = run([
-        "prlimit", "--fsize=4096", "env", "--ignore-signal=XFSZ", Argument(skipbackupPath),
-        "export",
-        "--for", "rsync", "-o", Argument(rules), Argument(tree.path),
-      ])
+      // TMPDIR names no directory for ThreadSanitizer's runtime, which
+      // starts by writing 512 KB to $TMPDIR/tsan.rodata.PID and mapping it
+      // (MapRodata, compiler-rt's tsan_platform_linux.cpp): under this limit
+      // the write stops at 4096 bytes and the first read past them is a
+      // SIGBUS before main. Without the directory it maps nothing; the
+      // tool itself never reads TMPDIR.
+      let result = run(
+        [
+          "prlimit", "--fsize=4096", "env", "--ignore-signal=XFSZ", Argument(skipbackupPath),
+          "export",
+          "--for", "rsync", "-o", Argument(rules), Argument(tree.path),
+        ], environment: ["TMPDIR": output.path + "/absent"])
       #expect(result.status == 1, "\(result)")
       #expect(result.errors == "skipbackup: write error: File too large\n", "\(result)")
       #expect(try String(contentsOfFile: rules, encoding: .utf8) == "old rules\n")

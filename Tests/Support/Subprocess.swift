@@ -139,6 +139,17 @@ private func contents(of descriptor: CInt) -> [UInt8] {
   return bytes
 }
 
+/// How many times longer the tool, built beside the test bundle with the
+/// same sanitizer, may take than a build without one: a time limit that
+/// says a run is linear is multiplied by it. The factors are LLVM's own
+/// figures for the slowdown, ThreadSanitizer's "5x-15x" (its upper end)
+/// and AddressSanitizer's "2x" (clang.llvm.org/docs); which runtime is
+/// linked in is asked of the runtime itself.
+public let sanitizerSlowdown: Double =
+  if dlsym(nil, "__tsan_init") != nil { 15 } else if dlsym(nil, "__asan_init") != nil { 2 } else {
+    1
+  }
+
 /// The skipbackup tool built beside the test bundle.
 public let skipbackupPath: String = toolDirectory + "/skipbackup"
 
