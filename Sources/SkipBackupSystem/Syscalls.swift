@@ -510,8 +510,8 @@ package func system_pthread_mutex_lock(_ mutex: UnsafeMutablePointer<pthread_mut
   pthread_mutex_lock(mutex)
 }
 
-/// `EBUSY` when another thread holds the mutex, the one answer a caller
-/// looks at; a default mutex has no other.
+/// Cannot fail on a default mutex: `EBUSY`, another thread holds it, is
+/// an answer, and the error-checking and recursive ones' errors are not its.
 ///
 /// The corresponding C function is `pthread_mutex_trylock(3)`.
 package func system_pthread_mutex_trylock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> CInt {
