@@ -82,11 +82,22 @@ extension CLITests {
       #expect(try bashCompletions(line, in: tree.path) == ["Documents", "Downloads"])
     }
 
+    /// The names the parser takes, as its refusal of an unknown one lists
+    /// them: what `-m` must complete, a mechanism added later too.
+    func mechanismNames() throws -> [String] {
+      let refusal = run([Argument(skipbackupPath), "mark", "-m", "bogus", "."])
+      let line = try #require(
+        refusal.errors.split(separator: "\n").first { $0.contains("the mechanisms are ") },
+        "\(refusal)")
+      let names = String(line).components(separatedBy: "the mechanisms are ").last!
+      return names.components(separatedBy: ", ")
+    }
+
     @Test func everyMechanismNameCompletes() throws {
       let tree = try tree()
-      #expect(
-        try bashCompletions("skipbackup mark -m ", in: tree.path)
-          == ["all", "apple", "cachedir", "legacy", "nodump", "resource", "xdg"])
+      let names = try mechanismNames()
+      #expect(names.count >= 7, "\(names)")
+      #expect(try bashCompletions("skipbackup mark -m ", in: tree.path) == names.sorted())
       #expect(
         try bashCompletions("skipbackup status --mechanism re", in: tree.path) == ["resource"])
       #expect(try bashCompletions("skipbackup check -m no", in: tree.path) == ["nodump"])
@@ -99,10 +110,8 @@ extension CLITests {
       // A name already in the list is not offered again.
       #expect(
         try bashCompletions("skipbackup clear -m all,nodump,", in: tree.path)
-          == [
-            "all,nodump,apple", "all,nodump,cachedir", "all,nodump,legacy", "all,nodump,resource",
-            "all,nodump,xdg",
-          ])
+          == mechanismNames().filter { !["all", "nodump"].contains($0) }.map { "all,nodump," + $0 }
+          .sorted())
     }
 
     /// Every command's paths complete, a command added later too: each
