@@ -205,11 +205,12 @@ package struct ViewRun: Sendable, Equatable {
     }
     // A ROOT's view is mounted before the view of a ROOT inside it.
     let live = snapshots == nil && !oneFileSystem
-    if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
+    var examined: Set<FilePath> = []
+    if live { viewRoots = addNestedSubvolumes(viewRoots, examined: &examined, diagnostics) }
     viewRoots = addMountPoints(viewRoots, snapshots: snapshots, diagnostics)
     // And those below a filesystem mounted in a ROOT, now a view of its own
     // (a user's subvolumes in /home, mounted from @home, below ROOT /).
-    if live { viewRoots = addNestedSubvolumes(viewRoots, diagnostics) }
+    if live { viewRoots = addNestedSubvolumes(viewRoots, examined: &examined, diagnostics) }
     let plan = ViewPlan(viewRoots)
     // A ROOT below a directory another ROOT's view shows empty (-x) has no
     // place to be mounted in it.
@@ -541,11 +542,13 @@ package struct ViewRun: Sendable, Equatable {
   /// it moves to its view; a marked one, or one below a marked directory,
   /// stays hidden. (With -x each is the empty directory `list -x` lists;
   /// under --snapshot each is a snapshot of its own.)
-  private func addNestedSubvolumes(_ given: [ViewRoot], _ diagnostics: Diagnostics)
-    -> [ViewRoot]
-  {
+  /// A ROOT `examined` holds was looked at by an earlier call: looked at
+  /// again, a failure would be reported twice.
+  private func addNestedSubvolumes(
+    _ given: [ViewRoot], examined: inout Set<FilePath>, _ diagnostics: Diagnostics
+  ) -> [ViewRoot] {
     var roots = given
-    for root in given {
+    for root in given where examined.insert(root.path).inserted {
       let nested: [FilePath]
       do throws(SkipBackupError) {
         nested = try SnapshotProvider.nestedSubvolumes(below: root.path)
