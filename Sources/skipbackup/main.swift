@@ -11,7 +11,7 @@ import SkipBackupReport
 let arguments = RawArguments.parserArguments
 installMockingFromEnvironment()
 
-// `check` in a shell loop: the common spellings skip the parser's start-up cost.
+// `check PATH...` in a shell loop skips the parser's start-up cost.
 if let status = CheckCommand.fastExitStatus(arguments) {
   system_exit(status)
 }

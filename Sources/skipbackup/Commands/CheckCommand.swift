@@ -35,63 +35,34 @@ struct CheckCommand: ParsableCommand {
   var engine: CheckRun {
     get throws {
       CheckRun(
-        paths: paths.map(RawArguments.path), mechanisms: try mechanisms.mechanisms(default: .all),
+        paths: paths.map(RawArguments.path),
+        mechanisms: try mechanisms.mechanisms(default: Self.defaultMechanisms),
         dereference: dereference)
     }
   }
 
-  /// The same command read straight from the arguments, for the common
-  /// spellings, without the parser: a shell loop of `check` calls then costs
-  /// what `getfattr` costs (214,697 instructions against getfattr's 251,154
-  /// under callgrind, docs/performance.md), where swift-argument-parser's
-  /// protocol-conformance look-ups alone cost several times that in the
-  /// static binary. `nil` sends anything else (help, unknown options,
-  /// mistakes) to the parser, which stays the one definition of the options
-  /// and their help.
+  /// `check PATH...` with no option, read without the parser: a shell loop
+  /// of `check` calls then costs what `getfattr` costs (214,697 instructions
+  /// against getfattr's 251,154 under callgrind, docs/performance.md), where
+  /// swift-argument-parser's protocol-conformance look-ups alone cost several
+  /// times that in the static binary. Only that spelling: any argument that
+  /// begins with `-` (other than `-` itself, a file of that name) sends the
+  /// whole line to the parser, the one definition of the options, their
+  /// defaults and their help.
   static func fastExitStatus(_ arguments: [String]) -> Int32? {
     fastEngine(arguments)?.exitStatus()
   }
 
-  /// The engine's configuration that ``fastExitStatus(_:)`` runs, read
-  /// without the parser; `nil` where the parser must read the arguments.
+  /// The engine's configuration that ``fastExitStatus(_:)`` runs: the
+  /// parser's own defaults for every option, which ParsingTests compare.
   static func fastEngine(_ arguments: [String]) -> CheckRun? {
-    guard arguments.first == "check" else { return nil }
-    var dereference = false
-    var mechanismNames: [String] = []
-    var paths: [FilePath] = []
-    var index = 1
-    var onlyPaths = false
-    while index < arguments.count {
-      let argument = arguments[index]
-      index += 1
-      if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
-        paths.append(RawArguments.path(argument))
-      } else if argument == "--" {
-        onlyPaths = true
-      } else if argument == "-L" || argument == "--dereference" {
-        dereference = true
-      } else if argument == "-m" || argument == "--mechanism" {
-        guard index < arguments.count else { return nil }
-        mechanismNames.append(arguments[index])
-        index += 1
-      } else if argument.hasPrefix("--mechanism=") {
-        mechanismNames.append(String(argument.dropFirst("--mechanism=".count)))
-      } else if argument.hasPrefix("-m") {
-        mechanismNames.append(String(argument.dropFirst(2)))
-      } else {
-        return nil
-      }
-    }
-    guard !paths.isEmpty else { return nil }
-    let mechanisms: MechanismSet
-    if mechanismNames.isEmpty {
-      mechanisms = .all
-    } else {
-      guard let parsed = try? MechanismSet(parsing: mechanismNames.joined(separator: ",")) else {
-        return nil
-      }
-      mechanisms = parsed
-    }
-    return CheckRun(paths: paths, mechanisms: mechanisms, dereference: dereference)
+    guard arguments.first == "check", arguments.count > 1 else { return nil }
+    let given = arguments.dropFirst()
+    guard given.allSatisfy({ $0 == "-" || !$0.hasPrefix("-") }) else { return nil }
+    return CheckRun(
+      paths: given.map(RawArguments.path), mechanisms: defaultMechanisms, dereference: false)
   }
+
+  /// What `check` reads without `-m`.
+  static let defaultMechanisms = MechanismSet.all
 }
