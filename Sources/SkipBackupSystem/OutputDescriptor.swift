@@ -69,3 +69,27 @@ package enum OutputDescriptor {
     valueOrErrnoOnce { system_close(descriptor) }.map { _ in () }
   }
 }
+
+/// Standard output sent to standard error for as long as the value lives,
+/// and put back when it ends: `run --sweep ~ -- tar -cf - ~` keeps standard
+/// output for COMMAND's archive alone, so the sweep's report goes to
+/// standard error.
+package struct StandardOutputOnError: ~Copyable {
+  /// Standard output as it was, put back by `deinit`.
+  private let saved: Descriptor
+
+  /// The corresponding C functions are `fcntl(2)` (`F_DUPFD_CLOEXEC`) and
+  /// `dup2(2)`.
+  package init() throws(SkipBackupError) {
+    let name = FilePath("standard output")
+    let saved = try Descriptor(duplicating: STDOUT_FILENO, path: name)
+    _ = try valueOrErrno { system_dup2(STDERR_FILENO, STDOUT_FILENO) }.get(.dup2, name)
+    self.saved = saved
+  }
+
+  deinit {
+    // dup2 onto an open descriptor fails only for a bad source, and the
+    // saved copy is open until this returns: nothing is left to report.
+    _ = system_dup2(saved.rawValue, STDOUT_FILENO)
+  }
+}

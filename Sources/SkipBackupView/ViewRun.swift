@@ -382,21 +382,23 @@ package struct ViewRun: Sendable, Equatable {
   /// Runs `skipbackup sweep` on the ROOTs, its report on standard error:
   /// standard output is COMMAND's alone (`run --sweep ~ -- tar -cf - ~`).
   private func sweep(_ diagnostics: Diagnostics) throws(ReportedFailure) {
-    guard case .success(let saved) = valueOrErrno({ system_dup(STDOUT_FILENO) }),
-      case .success = valueOrErrno({ system_dup2(STDERR_FILENO, STDOUT_FILENO) })
-    else {
-      diagnostics.report("standard output cannot be set aside for the sweep's report (dup)")
+    let onError: StandardOutputOnError
+    do throws(SkipBackupError) {
+      onError = try StandardOutputOnError()
+    } catch {
+      let detail = error.call.map { "\($0): " } ?? ""
+      diagnostics.report(
+        "standard output: cannot be set aside for the sweep's report (\(detail)\(error.reason)); "
+          + "nothing was run")
       throw .failure
-    }
-    defer {
-      _ = system_dup2(saved, STDOUT_FILENO)
-      _ = system_close(saved)
     }
     // A sweep that fails on some items has reported them; the view still
     // shows exactly the marks there are.
     do {
       try SweepRun(roots: roots, oneFileSystem: oneFileSystem, quiet: quiet, streams: streams).run()
     } catch  where error == .failure {}
+    // Standard output back for COMMAND, after the sweep and not before.
+    _ = consume onError
   }
 
   /// The ROOT as the view is mounted at it: its canonical path, which must

@@ -716,6 +716,39 @@ import TestSupport
     #expect(result.status == 0, "\(result)")
     #expect(result.lines == ["package.json"], "\(result)")
   }
+
+  /// The sweep's report goes to standard error, and COMMAND gets standard
+  /// output back whole (`run --sweep ~ -- tar -cf - ~`); when standard
+  /// output cannot be set aside, one line says so and COMMAND never runs.
+  @Test func sweepsReportLeavesStandardOutputToTheCommand() throws {
+    let tree = try TrickyTree()
+    Make.directory(Bytes(tree.root + "/project"))
+    Make.directory(Bytes(tree.root + "/project/node_modules"))
+    Make.file(Bytes(tree.root + "/project/package.json"), "{}")
+    let environment = ["XDG_CONFIG_HOME": tree.directory.path + "/config"]
+    let result = run(
+      [
+        Argument(skipbackupPath), "run", "--sweep", Argument(tree.root), "--", "cat",
+        Argument(tree.root + "/project/package.json"),
+      ], environment: environment)
+    #expect(result.status == 0, "\(result)")
+    #expect(result.output == "{}", "\(result)")
+    #expect(result.errors.contains("node_modules"), "\(result)")
+
+    var forced = environment
+    forced["SKIPBACKUP_FORCE_ERRNO"] = "dup2:EIO"
+    let refused = run(
+      [
+        Argument(skipbackupPath), "run", "-q", "--sweep", Argument(tree.root), "--", "touch",
+        Argument(tree.directory.path + "/ran"),
+      ], environment: forced)
+    #expect(refused.status == 1, "\(refused)")
+    #expect(
+      refused.errors
+        == "skipbackup: standard output: cannot be set aside for the sweep's report "
+        + "(dup2: input/output error); nothing was run\n", "\(refused)")
+    #expect(!FileManager.default.fileExists(atPath: tree.directory.path + "/ran"), "\(refused)")
+  }
 }
 
 // MARK: - Helpers of both suites
