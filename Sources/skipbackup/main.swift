@@ -34,9 +34,13 @@ do {
   // (`--help >/dev/full`). They go through writeAll, and a failed write
   // ends the run as any other output failure does, with exit 1.
   if SkipBackupCommand.exitCode(for: error) == .success {
-    // As print writes it: the message and a newline.
-    let text = SkipBackupCommand.fullMessage(for: error) + "\n"
-    if case .failure(let errno) = OutputDescriptor.writeAll(text, to: STDOUT_FILENO) {
+    // As print writes it: the message and a newline; none for a command
+    // that ends with its status alone (`check`'s ExitCode(0)), whose
+    // message is empty.
+    let message = SkipBackupCommand.fullMessage(for: error)
+    if !message.isEmpty,
+      case .failure(let errno) = OutputDescriptor.writeAll(message + "\n", to: STDOUT_FILENO)
+    {
       OutputFailure.end(errno)
     }
     system_exit(0)
