@@ -22,8 +22,10 @@ import TestSupport
     // Foundation's paths are Strings: the tree is made with the C calls.
     #expect(FilePath(bytes: directory).withPlatformString { mkdir($0, 0o755) } == 0)
     let script = Array("#!/bin/sh\necho hello\n".utf8)
+    // Close-on-exec: a program another test starts meanwhile would hold the
+    // descriptor open for writing, and exec of the script fail with ETXTBSY.
     let descriptor = FilePath(bytes: program).withPlatformString {
-      open($0, O_WRONLY | O_CREAT | O_EXCL, 0o755)
+      open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
     }
     #expect(descriptor >= 0)
     #expect(script.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == script.count)
