@@ -52,22 +52,7 @@ import TestSupport
       let listed = run(["findmnt", "--raw", "--noheadings", "--output", "ID,MAJ:MIN,FSROOT,TARGET"])
       #expect(listed.status == 0, "\(listed.errors)")
       return listed.standardOutput.split(separator: UInt8(ascii: "\n")).map { line in
-        var bytes: [UInt8] = []
-        var index = line.startIndex
-        while index < line.endIndex {
-          if line[index] == UInt8(ascii: "\\"), index + 3 < line.endIndex,
-            line[index + 1] == UInt8(ascii: "x"),
-            let value = UInt8(
-              String(decoding: line[(index + 2)...(index + 3)], as: UTF8.self), radix: 16)
-          {
-            bytes.append(value)
-            index += 4
-          } else {
-            bytes.append(line[index])
-            index += 1
-          }
-        }
-        return bytes
+        unescape(Array(line), after: Array("\\x".utf8), digits: 2, radix: 16)
       }
     }
     func ours() throws -> [[UInt8]] {

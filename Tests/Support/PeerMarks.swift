@@ -209,15 +209,25 @@ public func getfattrMarkedPaths(_ root: String) -> [[UInt8]] {
 /// getfattr writes control characters and backslashes in a file name as
 /// `\ooo` (octal); other bytes are written as they are.
 public func unescapeGetfattr(_ escaped: [UInt8]) -> [UInt8] {
+  unescape(escaped, after: Array("\\".utf8), digits: 3, radix: 8)
+}
+
+/// `escaped` with each `PREFIX` followed by `digits` digits of `radix`
+/// (getfattr's `\ooo`, findmnt's `\xHH`) turned back into that byte; other
+/// bytes as they are.
+public func unescape(_ escaped: [UInt8], after prefix: [UInt8], digits: Int, radix: Int)
+  -> [UInt8]
+{
   var result: [UInt8] = []
   var index = 0
   while index < escaped.count {
-    if escaped[index] == UInt8(ascii: "\\"), index + 3 < escaped.count,
+    let end = index + prefix.count + digits
+    if end <= escaped.count, Array(escaped[index..<(index + prefix.count)]) == prefix,
       let value = UInt8(
-        String(decoding: escaped[(index + 1)...(index + 3)], as: UTF8.self), radix: 8)
+        String(decoding: escaped[(index + prefix.count)..<end], as: UTF8.self), radix: radix)
     {
       result.append(value)
-      index += 4
+      index = end
     } else {
       result.append(escaped[index])
       index += 1
