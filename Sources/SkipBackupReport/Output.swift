@@ -144,22 +144,22 @@ package final class Output {
 /// A descriptor that whole buffers are written to, one at a time: a run's
 /// output stream.
 package final class OutputSink: Sendable {
-  private let descriptor: CInt
+  /// The descriptor, written by one thread at a time.
+  private let descriptor: Locked<CInt>
   /// Where a failed write is said.
   private let errors: CInt
-  private let lock = Locked(())
 
   /// Whether the descriptor is a terminal, as `streams` found.
   package let isTerminal: Bool
 
   package init(_ streams: Streams) {
-    descriptor = streams.output
+    descriptor = Locked(streams.output)
     errors = streams.errors
     isTerminal = streams.outputIsTerminal
   }
 
   package func write(_ buffer: UnsafeRawBufferPointer) {
-    lock.withLock { _ in
+    descriptor.withLock { descriptor in
       if case .failure(let errno) = OutputDescriptor.writeAll(buffer, to: descriptor) {
         OutputFailure.end(errno, errors: errors)
       }

@@ -15,11 +15,18 @@
 /// report in every run, and the total is exact (the reproducer is
 /// Tests/Sanitizers/mutex-race; docs/testing.md). TSan intercepts
 /// `pthread_mutex_lock` and `pthread_mutex_unlock` and sees the order.
+///
+/// The value must have a size: a stored property of no size (`()`) has the
+/// object's own address, so in an unspecialized build TSan takes the
+/// modifying access to it for a write to the object's header, which every
+/// caller reads (its type) outside the lock, and reports a race that is not
+/// there (Tests/Sanitizers/empty-value). Lock the state itself instead.
 package final class Locked<Value: ~Copyable>: @unchecked Sendable {
   private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
   private var value: Value
 
   package init(_ value: consuming sending Value) {
+    assert(MemoryLayout<Value>.size > 0, "Locked: lock the state itself, not ()")
     self.value = value
     _ = system_pthread_mutex_init(mutex)
   }
