@@ -24,7 +24,19 @@
 #define __NR_mount_setattr 442
 #endif
 
-int cmount_unshare(int flags) { return unshare(flags); }
+// A sanitizer's runtime may keep a thread of its own (ThreadSanitizer starts
+// one at the first pthread_create and keeps it), and unshare(CLONE_NEWUSER)
+// refuses a process of more than one thread (EINVAL): under TSan every
+// ordinary user's view failed so. The sanitizers' call for a process about
+// to enter a sandbox stops that thread (sanitizer/common_interface_defs.h);
+// without a sanitizer the weak reference is null.
+extern void __sanitizer_sandbox_on_notify(void *arguments) __attribute__((weak));
+
+int cmount_unshare(int flags) {
+  if ((flags & CLONE_NEWUSER) && __sanitizer_sandbox_on_notify)
+    __sanitizer_sandbox_on_notify(0);
+  return unshare(flags);
+}
 
 int cmount_mount(const char *source, const char *target, const char *type, unsigned long flags,
                  const void *data) {
