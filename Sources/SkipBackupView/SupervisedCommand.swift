@@ -212,16 +212,28 @@ package final class SetupSignals: @unchecked Sendable {
   }
 
   /// Deletes the snapshots taken, says so in one line, and ends the run
-  /// with 128+`signal`.
+  /// with 128+`signal`. The run's other threads, which may still be
+  /// walking the snapshots, write to standard error no more.
   private func end(by signal: CInt) -> Never {
+    do {
+      // Never released: the run ends in `end(by:errors:)`.
+      let saved = try OutputDescriptor.silenceStandardError()
+      end(by: signal, errors: saved.rawValue)
+    } catch {
+      end(by: signal, errors: STDERR_FILENO)
+    }
+  }
+
+  private func end(by signal: CInt, errors: CInt) -> Never {
     lock.withLock { held in
-      for snapshots in held.snapshots { snapshots.delete(Diagnostics(streams: .standard)) }
+      let streams = Streams(errors: errors)
+      for snapshots in held.snapshots { snapshots.delete(Diagnostics(streams: streams)) }
       let erase = TerminalLineOnScreen.flag.load(ordering: .relaxed) ? "\r\u{1B}[K" : ""
       let line =
         Array(
           "\(erase)skipbackup: \(Self.names[signal] ?? "signal \(signal)") before COMMAND "
             .utf8) + Array("started: the snapshots taken were deleted; nothing was run\n".utf8)
-      _ = OutputDescriptor.writeAll(line, to: STDERR_FILENO)
+      _ = OutputDescriptor.writeAll(line, to: errors)
       system__exit(128 + signal)
     }
   }
