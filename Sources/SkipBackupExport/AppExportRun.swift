@@ -237,7 +237,8 @@ struct OwnedEntries {
   func write(_ entries: [[UInt8]]) throws(SkipBackupError) {
     try Self.makeDirectories(above: file)
     let destination = try OutputFile.open(file)
-    guard case .replacement(let replacement) = destination else {
+    guard let replacement = destination.replacement else {
+      _ = OutputDescriptor.close(destination.descriptor)
       throw SkipBackupError(refusing: .notARegularFile, path: file, fileType: nil)
     }
     var bytes: [UInt8] = []

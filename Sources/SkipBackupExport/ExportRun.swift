@@ -82,18 +82,14 @@ package struct ExportRun: Sendable, Equatable {
       options: TreeWalkOptions(
         oneFileSystem: oneFileSystem, followRootSymbolicLink: walkRoot.followsSymbolicLink))
     try run.finish {
-      switch destination {
-      case .inPlace(let descriptor):
-        if let output, case .failure = OutputDescriptor.close(descriptor) {
-          run.diagnostics.report(
-            "\(output.escapedDescription): cannot be written")
-        }
-      case .replacement(let replacement):
+      if let replacement = destination.replacement {
         do throws(SkipBackupError) {
           try replacement.commit()
         } catch {
           run.diagnostics.report(error)
         }
+      } else if let output, case .failure = OutputDescriptor.close(destination.descriptor) {
+        run.diagnostics.report("\(output.escapedDescription): cannot be written")
       }
     }
   }

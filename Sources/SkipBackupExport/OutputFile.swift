@@ -30,17 +30,28 @@ import SystemPackage
 /// never by its path's text: a rules file in a directory of its own under
 /// /dev/shm is a regular file like any other, and a write that fails there
 /// leaves the old one whole.
-package enum OutputFile {
-  /// Written in place; whoever holds the value closes it, with
-  /// `OutputDescriptor.close`, whose error is the write's.
-  case inPlace(CInt)
-  case replacement(ReplacementFile)
+///
+/// A struct with an optional, not an enum of the two ways: Swift keeps a
+/// class reference in an enum with two payloads with the case in its top
+/// bit, where LeakSanitizer finds no pointer, and a run ended by a failed
+/// write (``OutputFailure``'s exit, the replacement still held) had the
+/// replacement reported as leaked (Tests/Sanitizers/tagged-reference).
+package struct OutputFile {
+  /// Where the rules are written.
+  package let descriptor: CInt
+  /// The new file that ``ReplacementFile/commit()`` puts in place; `nil`
+  /// when FILE is written in place, and then whoever holds the value closes
+  /// ``descriptor``, with `OutputDescriptor.close`, whose error is the
+  /// write's.
+  package let replacement: ReplacementFile?
 
-  package var descriptor: CInt {
-    switch self {
-    case .inPlace(let descriptor): descriptor
-    case .replacement(let replacement): replacement.descriptor
-    }
+  /// Written in place.
+  package static func inPlace(_ descriptor: CInt) -> OutputFile {
+    OutputFile(descriptor: descriptor, replacement: nil)
+  }
+
+  private static func replacement(_ replacement: ReplacementFile) -> OutputFile {
+    OutputFile(descriptor: replacement.descriptor, replacement: replacement)
   }
 
   package static func open(_ path: FilePath) throws(SkipBackupError) -> OutputFile {
