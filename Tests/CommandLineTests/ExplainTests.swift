@@ -92,10 +92,11 @@ extension CLITests {
       setfattr(swept, PeerMark.xdg)
       setfattr(swept, "user.skipbackup.sweep.xdg:caches", hex: "")
       let log = tree.path + "/strace.log"
-      let traced = run([
-        "strace", "-f", "-o", Argument(log), "-e", "trace=listxattr,llistxattr",
-        Argument(skipbackupPath), "explain", Argument(swept),
-      ])
+      let traced = run(
+        [
+          "strace", "-f", "-o", Argument(log), "-e", "trace=listxattr,llistxattr",
+          Argument(skipbackupPath), "explain", Argument(swept),
+        ], environment: environmentUnderStrace)
       #expect(traced.status == 0, "\(traced)")
       #expect(traced.output.contains("sweep rule: caches"), "\(traced)")
       let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")

@@ -17,7 +17,7 @@ import TestSupport
       [
         "strace", "-f", "-o", Argument(log), "-e", "trace=listxattr,llistxattr,flistxattr",
         Argument(skipbackupPath), "status",
-      ] + options.map { Argument($0) } + [Argument(file)])
+      ] + options.map { Argument($0) } + [Argument(file)], environment: environmentUnderStrace)
     #expect(result.status == 0, "\(result)")
     let listings = try String(contentsOfFile: log, encoding: .utf8)
       .split(separator: "\n").filter { $0.contains("(\"\(file)\"") }

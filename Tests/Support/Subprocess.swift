@@ -150,6 +150,16 @@ public let sanitizerSlowdown: Double =
     1
   }
 
+/// The environment to run the tool in under strace: LeakSanitizer stops
+/// the process's threads with ptrace(2) at exit, which a traced process
+/// cannot take ("LeakSanitizer has encountered a fatal error", its hint
+/// "does not work under ptrace"), so leaks go unchecked there; ASan's other
+/// checks stay on.
+public var environmentUnderStrace: [String: String] {
+  let inherited = ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? ""
+  return ["ASAN_OPTIONS": inherited + "detect_leaks=0"]
+}
+
 /// The skipbackup tool built beside the test bundle.
 public let skipbackupPath: String = toolDirectory + "/skipbackup"
 
