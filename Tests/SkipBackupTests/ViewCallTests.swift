@@ -99,7 +99,7 @@ import TestSupport
       #expect(lstat(tree.path + "/a/gone", &status) == 0)
       #expect(status.st_mode & S_IFMT == S_IFCHR)
       #expect(status.st_rdev == 0)
-      try MockingDriver.withMocking { driver in
+      MockingDriver.withMocking { driver in
         driver.force(.notPermitted, on: .mknodat, times: 1)
         let error = failure { try top.makeWhiteout("other", reporting: "/root/other") }
         #expect(error?.call == .mknodat)
@@ -125,7 +125,7 @@ import TestSupport
         (.fstatfs, { _ = try $0.filesystemStatus(reporting: "/real/b") }),
       ]
       for (call, body) in calls {
-        try MockingDriver.withMocking { driver in
+        MockingDriver.withMocking { driver in
           driver.force(.ioError, on: call, times: 1)
           let error = failure { try body(layer) }
           #expect(error?.call == call)
@@ -170,7 +170,7 @@ import TestSupport
       #expect(signal == SIGUSR2)
       #expect(code <= 0)
       #expect(!(try SignalSet.pending().contains(SIGUSR2)))
-      try MockingDriver.withMocking { driver in
+      MockingDriver.withMocking { driver in
         driver.force(.invalidArgument, on: .sigprocmask, times: 1)
         let error = failure { _ = try SignalSet([SIGUSR1]).block() }
         #expect(error?.call == .sigprocmask)
@@ -191,7 +191,7 @@ import TestSupport
       let length = Int(handle.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
       #expect(length > 0)
       #expect(mountID > 0)
-      try MockingDriver.withMocking { driver in
+      MockingDriver.withMocking { driver in
         driver.force(.notSupported, on: .nameToHandleAt, times: 1)
         let error = failure {
           _ = try fileHandle(in: top.rawValue, "", .emptyPath, reporting: path("a"))
@@ -205,7 +205,7 @@ import TestSupport
     @Test func theWorkingDirectoryIsGetcwds() throws {
       let directory = try currentDirectory()
       #expect(directory == FilePath(FileManager.default.currentDirectoryPath))
-      try MockingDriver.withMocking { driver in
+      MockingDriver.withMocking { driver in
         driver.force(.noSuchFileOrDirectory, on: .getcwd, times: 1)
         let error = failure { _ = try currentDirectory() }
         #expect(error?.call == .getcwd)
