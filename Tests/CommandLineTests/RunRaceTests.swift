@@ -148,7 +148,7 @@ import TestSupport
 
   // MARK: - A directory renamed in a loop
 
-  /// What the runs of ``renameLoop(_:runs:environment:)`` came to.
+  /// What the runs of ``renameLoop(_:runs:pause:environment:)`` came to.
   struct LoopCounts: CustomStringConvertible {
     /// COMMAND started and did not find the marked file.
     var started = 0
@@ -162,6 +162,13 @@ import TestSupport
       "\(started) started, \(shown) showed the marked file, \(refused) refused, "
         + "\(other.count) other"
     }
+
+    mutating func add(_ batch: LoopCounts) {
+      started += batch.started
+      shown += batch.shown
+      refused += batch.refused
+      other += batch.other
+    }
   }
 
   /// A directory holding a marked file, renamed between two places inside
@@ -170,14 +177,13 @@ import TestSupport
   /// a move after the walk leaves the whiteout where the walk found the
   /// file. The renamer is stopped once the view is mounted, just before
   /// COMMAND starts (`chdir:1`), so that what COMMAND finds is the view it
-  /// started on; COMMAND exits 3 when it finds the marked file. A rename
-  /// every 10 ms on average, times the sanitizer's slowdown: under
-  /// ThreadSanitizer, at the unscaled pace, all 300 runs as root saw a
-  /// change and were refused, and none started.
-  func renameLoop(_ place: Place, runs: Int, environment: [String: String] = [:]) throws
-    -> LoopCounts
-  {
-    let pause = 0.02
+  /// started on; COMMAND exits 3 when it finds the marked file. The
+  /// renamer sleeps up to `pause` seconds after each rename: by default a
+  /// rename every 10 ms on average, times the sanitizer's slowdown.
+  func renameLoop(
+    _ place: Place, runs: Int, pause: Double = 0.02 * sanitizerSlowdown,
+    environment: [String: String] = [:]
+  ) throws -> LoopCounts {
     let renamer = place.tree.file(
       "renamer.py",
       """
@@ -192,8 +198,24 @@ import TestSupport
     let look = "if [ -e '\(place.marked)' ] || [ -e '\(place.moved)/m' ]; then exit 3; fi"
     return try changedInALoop(
       place, changer: renamer,
-      arguments: [place.root + "/a/d", place.moved, String(pause * sanitizerSlowdown)], look: look,
+      arguments: [place.root + "/a/d", place.moved, String(pause)], look: look,
       stopAt: "chdir:1", runs: runs, environment: environment)
+  }
+
+  /// ``renameLoop(_:runs:pause:environment:)`` again, at a quarter of the
+  /// pace each time, while no run has started, up to four batches: runs
+  /// that were all refused leave no view to judge. A run slower than the
+  /// renamer's pause sees a change every time: under ThreadSanitizer, at
+  /// the unscaled pace, all 300 runs as root were refused, and under ASan
+  /// in CI, at twice the pause, all 100.
+  func renameLoopUntilOneStarts(_ place: Place, runs: Int) throws -> LoopCounts {
+    var counts = LoopCounts()
+    var pause = 0.02 * sanitizerSlowdown
+    for _ in 0..<4 where counts.started == 0 {
+      counts.add(try renameLoop(place, runs: runs, pause: pause))
+      pause *= 4
+    }
+    return counts
   }
 
   /// `runs` runs of `look` as COMMAND while `changer`, a Python program
@@ -253,7 +275,8 @@ import TestSupport
   @Test(arguments: User.allCases)
   func aDirectoryRenamedInALoopNeverStartsCommandWithItsMarkedFileShown(user: User) throws {
     let quiet = try TestFilesystem(.ext4, size: "16M")
-    let counts = try renameLoop(Place(user, rootIn: quiet.mountPoint + "/root"), runs: Self.runs)
+    let counts = try renameLoopUntilOneStarts(
+      Place(user, rootIn: quiet.mountPoint + "/root"), runs: Self.runs)
     #expect(counts.shown == 0, "\(counts)")
     #expect(counts.other.isEmpty, "\(counts): \(counts.other.prefix(3))")
     #expect(counts.started > 0, "\(counts)")
@@ -270,12 +293,9 @@ import TestSupport
   func anUnwatchedViewShowsTheRenamedMarkedFile(user: User) throws {
     var counts = LoopCounts()
     for _ in 0..<8 where counts.shown == 0 {
-      let batch = try renameLoop(
-        Place(user), runs: 40, environment: ["SKIPBACKUP_FORCE_ERRNO": "fanotify_init:ENOSYS"])
-      counts.started += batch.started
-      counts.shown += batch.shown
-      counts.refused += batch.refused
-      counts.other += batch.other
+      counts.add(
+        try renameLoop(
+          Place(user), runs: 40, environment: ["SKIPBACKUP_FORCE_ERRNO": "fanotify_init:ENOSYS"]))
     }
     #expect(counts.shown > 0, "\(counts)")
     #expect(counts.refused == 0, "\(counts)")
@@ -289,7 +309,7 @@ import TestSupport
     let image = try BtrfsImage()
     let subvolume = try image.subvolume("sv")
     let place = try Place(.root, rootIn: subvolume + "/root")
-    let counts = try renameLoop(place, runs: 100)
+    let counts = try renameLoopUntilOneStarts(place, runs: 100)
     #expect(counts.shown == 0, "\(counts)")
     #expect(counts.other.isEmpty, "\(counts): \(counts.other.prefix(3))")
     #expect(counts.started > 0, "\(counts)")
