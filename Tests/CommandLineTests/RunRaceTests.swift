@@ -172,10 +172,10 @@ import TestSupport
   }
 
   /// A directory holding a marked file, renamed between two places inside
-  /// ROOT while `runs` runs start one after another: the walk may list the
-  /// place it goes to before the move and the place it left after it, and
-  /// a move after the walk leaves the whiteout where the walk found the
-  /// file. The renamer is stopped once the view is mounted, just before
+  /// ROOT, from whichever holds it, while `runs` runs start one after
+  /// another: the walk may list the place it goes to before the move and
+  /// the place it left after it, and a move after the walk leaves the
+  /// whiteout where the walk found the file. The renamer is stopped once the view is mounted, just before
   /// COMMAND starts (`chdir:1`), so that what COMMAND finds is the view it
   /// started on; COMMAND exits 3 when it finds the marked file. The
   /// renamer sleeps up to `pause` seconds after each rename: by default a
@@ -189,6 +189,9 @@ import TestSupport
       """
       import os, random, sys, time
       here, there, pause = sys.argv[1], sys.argv[2], float(sys.argv[3])
+      # A renamer of an earlier batch was killed at either place.
+      if not os.path.exists(here):
+          here, there = there, here
       while True:
           os.rename(here, there)
           time.sleep(random.random() * pause)
@@ -246,6 +249,12 @@ import TestSupport
       "kill -STOP \(pid)\nuntil grep -q '^State:[[:space:]]*T' /proc/\(pid)/status; do :; done")
     var counts = LoopCounts()
     for _ in 0..<runs {
+      // A changer that has exited fails every run after it at the race
+      // script, which cannot stop it: one line says so instead.
+      guard process.isRunning else {
+        Issue.record("\(changer) exited \(process.terminationStatus) after \(counts)")
+        break
+      }
       let result = place.view(look, race: "\(stopAt):\(stop)", environment: environment)
       kill(pid, SIGCONT)
       switch result.status {
